@@ -1,0 +1,35 @@
+"""The policy interface every scheduler implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from ..workload.spec import Workload
+from .view import Decision, View
+
+__all__ = ["Policy"]
+
+
+class Policy(ABC):
+    """A scheduling policy: a pure function from a :class:`View` to a :class:`Decision`.
+
+    Subclasses set :attr:`name`, validate their parameters in ``__init__`` (raising
+    :class:`~ns3_hpsched.errors.ConfigError` naming the parameter) and implement
+    :meth:`decide`. The driver calls :meth:`setup` once with the whole workload before the
+    run (e.g. FIFO-LM derives its default threshold from the coflow sizes), then
+    :meth:`decide` on every trigger of SCHEDULERS.md.
+    """
+
+    name: ClassVar[str] = "policy"
+
+    def setup(self, workload: Workload) -> None:
+        """Learn what the policy needs from the workload before the run (default: nothing)."""
+
+    @abstractmethod
+    def decide(self, view: View) -> Decision:
+        """Return the priority order (and optional watches / rates) for ``view``."""
+
+    def describe(self) -> dict:
+        """Name and parameters, recorded in ``run.json``."""
+        return {"name": self.name}

@@ -1,0 +1,77 @@
+"""Per-flow ECMP: the one definition of which equal-cost next hop a flow takes.
+
+Both backends use this. The packet backend's C++ router implements the same
+``flow_hash`` (see ``backends/packet/cpp``) and receives the per-node seeds and the
+equal-cost next-hop sets from :class:`~ns3_hpsched.topology.base.Topology`, so a flow
+crosses exactly the same links in ns-3 as in the fluid model.
+
+Why a per-node seed: with one seed everywhere, edge and aggregation switches pick
+alike and traffic polarises (only 2 of 4 cores of a k=4 fat-tree carry traffic).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["FiveTuple", "mix64", "node_seed", "flow_hash", "flow_five_tuple", "host_ip", "ip_str"]
+
+_MASK64 = (1 << 64) - 1
+PROTO_TCP = 6
+PROTO_UDP = 17
+#: First source port used for flows; ports cycle through 16384 values.
+SPORT_BASE = 49152
+#: First destination port; it advances by one every 16384 flows, so the
+#: (src, dst, sport, dport) of concurrently active flows never collide.
+DPORT_BASE = 5000
+
+
+class FiveTuple(NamedTuple):
+    """The fields a switch hashes: IPv4 addresses as integers, ports, protocol."""
+
+    src_ip: int
+    dst_ip: int
+    sport: int
+    dport: int
+    proto: int
+
+
+def mix64(z: int) -> int:
+    """SplitMix64 finaliser: a fast, well-mixed 64-bit permutation (same in C++)."""
+    z &= _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def node_seed(ecmp_seed: int, node: int) -> int:
+    """The hash seed of one node: distinct per node so tiers do not choose alike."""
+    return mix64(((ecmp_seed & 0xFFFFFFFF) << 32) ^ (node + 1))
+
+
+def flow_hash(ft: FiveTuple, seed: int) -> int:
+    """Hash of a five-tuple under a node's seed (64-bit, identical in the C++ router)."""
+    h = seed & _MASK64
+    for word in (ft.src_ip, ft.dst_ip, (ft.sport << 16) | ft.dport, ft.proto):
+        h = mix64(h ^ word)
+    return h
+
+
+def host_ip(host: int) -> int:
+    """IPv4 address of host ``host`` as an integer: 10.0.0.1 is host 0.
+
+    Hosts are numbered from 0; the address encodes the number plus one in the low
+    24 bits, so up to 16 million hosts are addressable.
+    """
+    return 0x0A000000 | (host + 1)
+
+
+def ip_str(ip: int) -> str:
+    """Dotted-quad form of an integer IPv4 address."""
+    return ".".join(str((ip >> s) & 0xFF) for s in (24, 16, 8, 0))
+
+
+def flow_five_tuple(flow_id: int, src: int, dst: int, proto: int = PROTO_TCP) -> FiveTuple:
+    """The five-tuple both backends give flow ``flow_id`` from host ``src`` to ``dst``."""
+    sport = SPORT_BASE + flow_id % 16384
+    dport = DPORT_BASE + flow_id // 16384
+    return FiveTuple(host_ip(src), host_ip(dst), sport, dport, proto)
