@@ -30,11 +30,19 @@ class Sync:
     """The synchronisation of one iteration of a job.
 
     ``phases`` run one after another; each phase is one coflow (ring all-reduce: one
-    phase, or 2(N-1) chained steps; parameter server: push then pull).
+    phase, or 2(N-1) chained steps; parameter server: push then pull). Traffic between
+    workers on one host does not touch the network, so generated phases leave it out; a
+    phase left with no flow is dropped, and a job on a single host has no phases at all
+    (its iterations are compute only).
     """
 
     phases: tuple[tuple[Flow, ...], ...]
     pattern: str = "explicit"
+
+    @property
+    def bytes(self) -> int:
+        """Network bytes of one synchronisation (all phases)."""
+        return sum(f.bytes for phase in self.phases for f in phase)
 
 
 @dataclass(frozen=True)
@@ -53,10 +61,16 @@ class Job:
 
 @dataclass(frozen=True)
 class Stage:
-    """One round of a cojob: every job in ``jobs`` runs ``iterations`` iterations."""
+    """One round of a cojob: every job in ``jobs`` runs ``iterations`` iterations.
+
+    ``joined`` lists the jobs of ``jobs`` that are new configurations joining at this
+    stage boundary (as in Beamer); every other job of a later stage is a survivor of the
+    stage before. Stage 0 has no joiners.
+    """
 
     iterations: int
     jobs: tuple[int, ...]
+    joined: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,3 +95,9 @@ class Workload:
     n_hosts: int
     bytes_scale: float = 1.0
     source: dict = field(default_factory=dict, compare=False)
+
+    def network_bytes(self) -> int:
+        """Bytes the whole workload puts on the network (every stage, job and iteration)."""
+        sync_bytes = {job.job: job.sync.bytes for cojob in self.cojobs for job in cojob.jobs}
+        return sum(stage.iterations * sync_bytes[j]
+                   for cojob in self.cojobs for stage in cojob.stages for j in stage.jobs)
