@@ -78,13 +78,16 @@ class Cojob:
     """The jobs of one hyperparameter search, arriving together at ``arrival_s``.
 
     ``stages[s].jobs`` are the jobs that run stage ``s``: the survivors of stage ``s-1``
-    plus any new configurations joining at that boundary.
+    plus any new configurations joining at that boundary. ``priority`` pins every flow of
+    the cojob to one class (HPCC flow lists give it as ``pg``); only the ``pinned`` policy
+    reads it.
     """
 
     cojob: int
     arrival_s: float
     jobs: tuple[Job, ...]
     stages: tuple[Stage, ...]
+    priority: int | None = None
 
 
 @dataclass(frozen=True)
