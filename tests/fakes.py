@@ -1,0 +1,92 @@
+"""Small fakes for driver tests: a contention-free backend and a recording policy."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+import numpy as np
+import pandas as pd
+
+from ns3_hpsched.backends.base import Backend, FlowStart, RunStats
+from ns3_hpsched.sched.base import Policy
+from ns3_hpsched.sched.view import Decision, View
+
+
+class IdealBackend(Backend):
+    """Every flow runs alone at its path's bottleneck rate: the contention-free oracle.
+
+    Records every call so tests can check what the driver asked for and when.
+    """
+
+    name = "ideal"
+
+    def __init__(self, topology, **kw):
+        super().__init__(topology, **kw)
+        self._now = 0.0
+        self._queue = []
+        self._seq = itertools.count()
+        self.flows = {}
+        self.log = []
+
+    def now(self):
+        return self._now
+
+    def at(self, time_s, fn):
+        assert time_s >= self._now - 1e-12
+        heapq.heappush(self._queue, (time_s, next(self._seq), fn))
+
+    def start_flow(self, flow: FlowStart):
+        ports = self.topology.flow_path(flow.flow_id, flow.src, flow.dst)
+        rate = min(self.topology.port_capacity_bps[p] for p in ports)
+        finish = self._now + flow.size_bytes * 8 / rate
+        self.flows[flow.flow_id] = {"flow_id": flow.flow_id, "src": flow.src, "dst": flow.dst,
+                                    "bytes": flow.size_bytes, "start_s": self._now,
+                                    "finish_s": finish, "fct_s": finish - self._now}
+        self.log.append(("start", self._now, flow.flow_id, flow.priority))
+        self.at(finish, lambda: self.on_flow_done(flow.flow_id, finish))
+
+    def set_priority(self, flow_id, priority):
+        self.log.append(("priority", self._now, flow_id, priority))
+
+    def bytes_sent(self, flow_ids):
+        out = []
+        for fid in flow_ids:
+            f = self.flows.get(fid)
+            if f is None:
+                out.append(0)
+            else:
+                frac = min(1.0, (self._now - f["start_s"]) / max(f["fct_s"], 1e-300))
+                out.append(int(f["bytes"] * frac))
+        return np.array(out, dtype=np.int64)
+
+    def watch_coflow(self, coflow_id, threshold_bytes):
+        self.log.append(("watch", self._now, coflow_id, threshold_bytes))
+
+    def run(self):
+        events = 0
+        while self._queue:
+            self._now, _, fn = heapq.heappop(self._queue)
+            fn()
+            events += 1
+        return RunStats(end_s=self._now, wall_s=0.0, events=events)
+
+    def flows_table(self):
+        return pd.DataFrame(list(self.flows.values()),
+                            columns=["flow_id", "src", "dst", "bytes", "start_s", "finish_s", "fct_s"])
+
+    def ports_table(self):
+        return pd.DataFrame({"port": range(self.topology.n_ports)})
+
+
+class OneClass(Policy):
+    """Every flow in class 0; counts its calls (a stand-in for the fair policy)."""
+
+    name = "one-class"
+
+    def __init__(self):
+        self.views = []
+
+    def decide(self, view: View) -> Decision:
+        self.views.append(view)
+        return Decision(order=[[f.flow_id for c in view.coflows.values() for f in c.flows]])
