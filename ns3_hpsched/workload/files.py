@@ -1,0 +1,352 @@
+"""Workload files: a JSON document that states a workload explicitly, and its validation.
+
+The format is documented in ``docs/workload-format.md``. In short::
+
+    {"format": "ns3-hpsched-workload", "version": 1, "bytes_scale": 1.0,
+     "cojobs": [{"cojob": 0, "arrival_s": 0.0,
+                 "jobs": [{"job": 0, "hosts": [0, 1], "compute_s": 0.1,
+                           "pattern": "ring", "model_bytes": 1000000},
+                          {"job": 1, "hosts": [2, 3], "compute_s": 0.1,
+                           "phases": [[{"src": 2, "dst": 3, "bytes": 500}]]}],
+                 "stages": [{"iterations": 2},
+                            {"iterations": 4, "jobs": [1]},
+                            {"iterations": 8, "eta": 2}]}]}
+
+:func:`write_workload` writes every synchronisation flow by flow, so any valid workload
+reads back equal to itself. :func:`validate_workload` checks a :class:`Workload` however
+it was made and names the offending field by its path in this format.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+from ..errors import ConfigError
+from .collectives import PATTERNS, build_sync
+from .models import get_model
+from .search import kept
+from .spec import Cojob, Flow, Job, Stage, Sync, Workload
+
+__all__ = ["FORMAT", "VERSION", "read_workload", "write_workload", "validate_workload",
+           "workload_to_dict", "workload_from_dict", "write_text_atomic"]
+
+#: Value of the ``format`` key.
+FORMAT = "ns3-hpsched-workload"
+#: Version of the format this module reads and writes.
+VERSION = 1
+
+_TOP_KEYS = {"format", "version", "bytes_scale", "source", "cojobs"}
+_COJOB_KEYS = {"cojob", "arrival_s", "jobs", "stages"}
+_JOB_KEYS = {"job", "hosts", "compute_s", "model", "pattern", "phases", "model_bytes", "ps_hosts", "ps_shards"}
+_STAGE_KEYS = {"iterations", "jobs", "eta", "join"}
+_FLOW_KEYS = {"src", "dst", "bytes"}
+
+
+# -- validation of a Workload ------------------------------------------------------------
+
+def _child(at: str, key: str) -> str:
+    """Field name of ``key`` under ``at`` (``"w.json:"`` + ``"cojobs"``, ``"workload"`` + ``".cojobs"``)."""
+    return f"{at}{key}" if at.endswith(":") else f"{at}.{key}"
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def validate_workload(workload: Workload, n_hosts: int, where: str = "workload") -> None:
+    """Check that ``workload`` can run on ``n_hosts`` hosts; raise :class:`ConfigError` if not.
+
+    Fields are named by their path in the workload file format under ``where``
+    (``"workload.cojobs[0].stages[1].jobs"``). Checked: unique cojob and job ids (job ids
+    are unique over the whole workload), hosts in range, compute and arrival times finite
+    and >= 0, flows with ``src != dst`` and a positive integer number of bytes, no empty
+    phase, iterations >= 1, stages that only name the cojob's jobs, survivors that do not
+    grow (a job of stage s > 0 ran stage s-1 unless it is declared in ``joined``), joiners
+    that are new and listed after the survivors, and every job running at least one stage.
+    """
+    if not _is_number(workload.bytes_scale) or workload.bytes_scale <= 0:
+        raise ConfigError(_child(where, "bytes_scale"), f"must be a positive number, got {workload.bytes_scale!r}",
+                          "1.0 unless the traffic was scaled")
+    if not workload.cojobs:
+        raise ConfigError(_child(where, "cojobs"), "is empty", "state at least one cojob")
+    cojob_ids: set[int] = set()
+    job_where: dict[int, str] = {}
+    for g, cojob in enumerate(workload.cojobs):
+        at = _child(where, f"cojobs[{g}]")
+        if not _is_int(cojob.cojob) or cojob.cojob in cojob_ids:
+            raise ConfigError(f"{at}.cojob", f"cojob id {cojob.cojob!r} is not an integer or repeats",
+                              "give every cojob a distinct integer id")
+        cojob_ids.add(cojob.cojob)
+        if not _is_number(cojob.arrival_s) or cojob.arrival_s < 0:
+            raise ConfigError(f"{at}.arrival_s", f"must be finite seconds >= 0, got {cojob.arrival_s!r}",
+                              "e.g. 0.0")
+        if not cojob.jobs:
+            raise ConfigError(f"{at}.jobs", "is empty", "state at least one job")
+        for i, job in enumerate(cojob.jobs):
+            if not _is_int(job.job):
+                raise ConfigError(f"{at}.jobs[{i}].job", f"must be an integer, got {job.job!r}", "e.g. 0")
+            if job.job in job_where:
+                raise ConfigError(f"{at}.jobs[{i}].job", f"duplicate job id {job.job} (also {job_where[job.job]})",
+                                  "job ids must be unique over the whole workload")
+            job_where[job.job] = f"{at}.jobs[{i}]"
+            _validate_job(job, n_hosts, f"{at}.jobs[{i}]")
+        _validate_stages(cojob, at)
+
+
+def _check_host(host, n_hosts: int, field: str) -> None:
+    if not _is_int(host) or not 0 <= host < n_hosts:
+        raise ConfigError(field, f"host {host!r} is out of range", f"use hosts 0..{n_hosts - 1} of the topology")
+
+
+def _validate_job(job: Job, n_hosts: int, at: str) -> None:
+    if not job.hosts:
+        raise ConfigError(f"{at}.hosts", "is empty", "list the host of every worker")
+    for k, host in enumerate(job.hosts):
+        _check_host(host, n_hosts, f"{at}.hosts[{k}]")
+    if not _is_number(job.compute_s) or job.compute_s < 0:
+        raise ConfigError(f"{at}.compute_s", f"must be finite seconds >= 0, got {job.compute_s!r}", "e.g. 0.305")
+    for p, phase in enumerate(job.sync.phases):
+        if not phase:
+            raise ConfigError(f"{at}.phases[{p}]", "has no flow", "remove the empty phase")
+        for f, flow in enumerate(phase):
+            fat = f"{at}.phases[{p}][{f}]"
+            _check_host(flow.src, n_hosts, f"{fat}.src")
+            _check_host(flow.dst, n_hosts, f"{fat}.dst")
+            if flow.src == flow.dst:
+                raise ConfigError(fat, f"src == dst == {flow.src}: traffic inside a host is not a network flow",
+                                  "remove the flow, or give two different hosts")
+            if not _is_int(flow.bytes) or flow.bytes < 1:
+                raise ConfigError(f"{fat}.bytes", f"must be a positive integer, got {flow.bytes!r}",
+                                  "give the transfer size in bytes (>= 1)")
+
+
+def _validate_stages(cojob: Cojob, at: str) -> None:
+    if not cojob.stages:
+        raise ConfigError(f"{at}.stages", "is empty", "state at least one stage")
+    known = {job.job for job in cojob.jobs}
+    ran: dict[int, int] = {}
+    previous: set[int] = set()
+    for s, stage in enumerate(cojob.stages):
+        sat = f"{at}.stages[{s}]"
+        if not _is_int(stage.iterations) or stage.iterations < 1:
+            raise ConfigError(f"{sat}.iterations", f"must be an integer >= 1, got {stage.iterations!r}",
+                              "every job of a stage runs at least one iteration")
+        if s == 0 and stage.joined:
+            raise ConfigError(f"{sat}.join", "stage 0 has no joiners", "list the starting jobs under jobs")
+        for j in stage.joined:
+            if j not in known:
+                raise ConfigError(f"{sat}.join", f"unknown job {j!r}", f"name jobs of this cojob: {sorted(known)}")
+            if j in ran:
+                raise ConfigError(f"{sat}.join", f"job {j} already ran stage {ran[j]}",
+                                  "only new configurations join; a stopped job cannot come back")
+        if not stage.jobs:
+            raise ConfigError(f"{sat}.jobs", "no job runs this stage", "keep at least one job, or drop the stage")
+        if len(set(stage.jobs)) != len(stage.jobs):
+            raise ConfigError(f"{sat}.jobs", f"lists a job twice: {list(stage.jobs)}", "list each job once")
+        for j in stage.jobs:
+            if j not in known:
+                raise ConfigError(f"{sat}.jobs", f"unknown job {j!r}", f"name jobs of this cojob: {sorted(known)}")
+            if s > 0 and j not in previous and j not in stage.joined:
+                raise ConfigError(f"{sat}.jobs", f"survivors grow: job {j} did not run stage {s - 1}",
+                                  "list only jobs of the previous stage, or declare new configurations under join")
+        if stage.joined and tuple(stage.jobs[-len(stage.joined):]) != tuple(stage.joined):
+            raise ConfigError(f"{sat}.join", "joiners must come last in the stage's jobs, in join order",
+                              "list the survivors first, then the joiners")
+        for j in stage.jobs:
+            ran.setdefault(j, s)
+        previous = set(stage.jobs)
+    for i, job in enumerate(cojob.jobs):
+        if job.job not in ran:
+            raise ConfigError(f"{at}.jobs[{i}]", f"job {job.job} never runs", "list it in a stage, or remove it")
+
+
+# -- dict <-> Workload ---------------------------------------------------------------------
+
+def workload_to_dict(workload: Workload) -> dict:
+    """The JSON-ready document of ``workload``: every flow explicit, survivors explicit."""
+    def job_doc(job: Job) -> dict:
+        return {"job": job.job, "hosts": list(job.hosts), "compute_s": job.compute_s, "model": job.model,
+                "pattern": job.sync.pattern,
+                "phases": [[{"src": f.src, "dst": f.dst, "bytes": f.bytes} for f in phase]
+                           for phase in job.sync.phases]}
+
+    def stage_doc(stage: Stage) -> dict:
+        survivors = stage.jobs[:len(stage.jobs) - len(stage.joined)]
+        doc = {"iterations": stage.iterations, "jobs": list(survivors)}
+        if stage.joined:
+            doc["join"] = list(stage.joined)
+        return doc
+
+    return {"format": FORMAT, "version": VERSION, "bytes_scale": workload.bytes_scale,
+            "source": workload.source,
+            "cojobs": [{"cojob": c.cojob, "arrival_s": c.arrival_s, "jobs": [job_doc(j) for j in c.jobs],
+                        "stages": [stage_doc(s) for s in c.stages]} for c in workload.cojobs]}
+
+
+def _object(value, at: str, allowed: set[str], required: tuple[str, ...] = ()) -> dict:
+    if not isinstance(value, dict):
+        raise ConfigError(at, f"must be a JSON object, got {type(value).__name__}", "see docs/workload-format.md")
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise ConfigError(_child(at, unknown[0]), "unknown key", f"use only {sorted(allowed)}")
+    for key in required:
+        if key not in value:
+            raise ConfigError(_child(at, key), "is missing", "see docs/workload-format.md")
+    return value
+
+
+def _list(value, at: str) -> list:
+    if not isinstance(value, list):
+        raise ConfigError(at, f"must be a JSON list, got {type(value).__name__}", "see docs/workload-format.md")
+    return value
+
+
+def _job_from_dict(doc, at: str, n_hosts: int, bytes_scale: float) -> Job:
+    doc = _object(doc, at, _JOB_KEYS, ("job", "hosts", "compute_s"))
+    hosts = tuple(_list(doc["hosts"], f"{at}.hosts"))
+    model = doc.get("model", "")
+    if "phases" in doc:
+        for key in ("model_bytes", "ps_hosts", "ps_shards"):
+            if key in doc:
+                raise ConfigError(f"{at}.{key}", "applies to a pattern, but the flows are given as phases",
+                                  "give either phases, or a pattern with its model bytes")
+        phases = []
+        for p, phase in enumerate(_list(doc["phases"], f"{at}.phases")):
+            flows = []
+            for f, flow in enumerate(_list(phase, f"{at}.phases[{p}]")):
+                flow = _object(flow, f"{at}.phases[{p}][{f}]", _FLOW_KEYS, ("src", "dst", "bytes"))
+                flows.append(Flow(flow["src"], flow["dst"], flow["bytes"]))
+            phases.append(tuple(flows))
+        sync = Sync(phases=tuple(phases), pattern=doc.get("pattern", "explicit"))
+    elif "pattern" in doc:
+        if "model_bytes" in doc:
+            model_bytes = doc["model_bytes"]
+        elif model:
+            model_bytes = max(1, round(get_model(model, f"{at}.model").gradient_bytes * bytes_scale))
+        else:
+            raise ConfigError(f"{at}.model_bytes", "is missing",
+                              "give model_bytes, or a known model name under model")
+        for k, host in enumerate(hosts):
+            _check_host(host, n_hosts, f"{at}.hosts[{k}]")
+        ps_hosts = doc.get("ps_hosts")
+        if ps_hosts is not None:
+            for k, host in enumerate(_list(ps_hosts, f"{at}.ps_hosts")):
+                _check_host(host, n_hosts, f"{at}.ps_hosts[{k}]")
+        sync = build_sync(doc["pattern"], hosts, model_bytes, where=at, ps_hosts=ps_hosts,
+                          ps_shards=doc.get("ps_shards", 1))
+    else:
+        raise ConfigError(f"{at}.pattern", "neither phases nor a pattern is given",
+                          f"give phases (flows per phase) or a pattern out of {list(PATTERNS)}")
+    return Job(job=doc["job"], hosts=hosts, compute_s=doc["compute_s"], sync=sync, model=model)
+
+
+def _ids(value, at: str) -> tuple[int, ...]:
+    ids = tuple(_list(value, at))
+    for k, j in enumerate(ids):
+        if not _is_int(j):
+            raise ConfigError(f"{at}[{k}]", f"must be a job id (an integer), got {j!r}", "e.g. 3")
+    return ids
+
+
+def _stages_from_dict(docs, at: str, job_ids: list) -> tuple[Stage, ...]:
+    docs = [_object(doc, f"{at}[{s}]", _STAGE_KEYS, ("iterations",)) for s, doc in enumerate(_list(docs, at))]
+    joins = [_ids(doc.get("join", []), f"{at}[{s}].join") for s, doc in enumerate(docs)]
+    joining = {j for join in joins for j in join}
+    stages: list[Stage] = []
+    for s, (doc, join) in enumerate(zip(docs, joins)):
+        sat = f"{at}[{s}]"
+        if "jobs" in doc and "eta" in doc:
+            raise ConfigError(f"{sat}.eta", "both jobs and eta are given", "give the survivors or eta, not both")
+        if "jobs" in doc:
+            survivors = _ids(doc["jobs"], f"{sat}.jobs")
+        elif s == 0:
+            if "eta" in doc:
+                raise ConfigError(f"{sat}.eta", "stage 0 has no previous stage to reduce",
+                                  "list the starting jobs under jobs, or omit it for all")
+            survivors = tuple(j for j in job_ids if j not in joining)
+        elif "eta" in doc:
+            eta = doc["eta"]
+            if not _is_number(eta) or eta <= 1:
+                raise ConfigError(f"{sat}.eta", f"must be a number > 1, got {eta!r}", "e.g. 2")
+            previous = stages[-1].jobs
+            survivors = previous[:kept(len(previous), eta)]
+        else:
+            raise ConfigError(f"{sat}.jobs", "is missing",
+                              "list the jobs that continue (best first), or give eta to keep the first floor(n/eta)")
+        stages.append(Stage(iterations=doc["iterations"], jobs=survivors + join, joined=join))
+    return tuple(stages)
+
+
+def workload_from_dict(doc, n_hosts: int, where: str = "workload") -> Workload:
+    """Build and validate the :class:`Workload` a document states (see the module docstring)."""
+    doc = _object(doc, where, _TOP_KEYS, ("cojobs",))
+    if doc.get("format", FORMAT) != FORMAT or doc.get("version", VERSION) != VERSION:
+        raise ConfigError(_child(where, "format"), f"is {doc.get('format')!r} version {doc.get('version')!r}",
+                          f"this reader takes format {FORMAT!r} version {VERSION}")
+    bytes_scale = doc.get("bytes_scale", 1.0)
+    if not _is_number(bytes_scale) or bytes_scale <= 0:
+        raise ConfigError(_child(where, "bytes_scale"), f"must be a positive number, got {bytes_scale!r}", "e.g. 1.0")
+    cojobs = []
+    for g, cdoc in enumerate(_list(doc["cojobs"], _child(where, "cojobs"))):
+        at = _child(where, f"cojobs[{g}]")
+        cdoc = _object(cdoc, at, _COJOB_KEYS, ("cojob", "jobs", "stages"))
+        jobs = tuple(_job_from_dict(j, f"{at}.jobs[{i}]", n_hosts, bytes_scale)
+                     for i, j in enumerate(_list(cdoc["jobs"], f"{at}.jobs")))
+        stages = _stages_from_dict(cdoc["stages"], f"{at}.stages", [j.job for j in jobs])
+        cojobs.append(Cojob(cojob=cdoc["cojob"], arrival_s=cdoc.get("arrival_s", 0.0), jobs=jobs, stages=stages))
+    source = doc.get("source", {})
+    workload = Workload(cojobs=tuple(cojobs), n_hosts=n_hosts, bytes_scale=float(bytes_scale),
+                        source=source if isinstance(source, dict) else {"note": source})
+    validate_workload(workload, n_hosts, where)
+    return workload
+
+
+# -- files -----------------------------------------------------------------------------------
+
+def read_workload(path: str | os.PathLike, n_hosts: int) -> Workload:
+    """Read and validate a workload file for a topology of ``n_hosts`` hosts.
+
+    Errors name the file and the JSON path, e.g. ``w.json:cojobs[0].stages[1].jobs``.
+    """
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError("workload.path", f"{path} does not exist", "give the path of a workload JSON file") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path.name}:{exc.lineno}", f"is not valid JSON: {exc.msg}",
+                          "fix the JSON syntax at that line") from None
+    workload = workload_from_dict(doc, n_hosts, where=f"{path.name}:")
+    workload.source.setdefault("file", str(path))
+    return workload
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically: a temporary file in the same folder, then os.replace.
+
+    A reader never sees a half-written file, and an interrupted write leaves the old one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path
+
+
+def write_workload(workload: Workload, path: str | os.PathLike) -> Path:
+    """Write ``workload`` as a workload file (atomically); :func:`read_workload` gives it back equal."""
+    return write_text_atomic(path, json.dumps(workload_to_dict(workload), indent=1) + "\n")

@@ -1,0 +1,127 @@
+"""Generate a hyperparameter-search workload from a few parameters and a seed.
+
+Composition only: the search (:mod:`.search`) decides stages and survivors, the placement
+(:mod:`.placement`) puts each cojob's jobs on hosts, the collectives (:mod:`.collectives`)
+turn a job's hosts and model into its synchronisation flows. Each concern draws from its
+own random stream, ``numpy.random.default_rng([seed, stream])``, so changing for example
+the placement policy does not change which configurations survive.
+
+Each cojob is placed on the whole cluster independently of the others: jobs of one cojob
+never share a GPU, jobs of different cojobs may (compute is not slowed by it; only the
+network is shared, which is what the study is about).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import ConfigError
+from .collectives import build_sync
+from .models import get_model
+from .placement import Cluster, place_stages
+from .search import arrival_times, hyperband_brackets, stage_iterations, successive_halving
+from .spec import Cojob, Job, Workload
+
+__all__ = ["generate_search", "SEARCHES"]
+
+#: Search kinds.
+SEARCHES: tuple[str, ...] = ("halving", "hyperband")
+_ARRIVALS, _SCORES, _PLACEMENT = 0, 1, 2
+
+
+def _positive_int(field: str, value, fix: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"workload.{field}", f"must be a positive integer, got {value!r}", fix)
+    return value
+
+
+def _halving_plans(cojobs, configurations, stages, iterations, eta):
+    cojobs = _positive_int("cojobs", 2 if cojobs is None else cojobs, "e.g. 2")
+    configurations = _positive_int("configurations", 4 if configurations is None else configurations, "e.g. 4")
+    stages = _positive_int("stages", 3 if stages is None else stages, "e.g. 3")
+    per_stage = stage_iterations(1 if iterations is None else iterations, eta, stages)
+    return [(configurations, per_stage)] * cojobs
+
+
+def _hyperband_plans(max_resource, iterations_per_unit, eta, given):
+    for key in given:
+        raise ConfigError(f"workload.{key}", "does not apply to search = 'hyperband'",
+                          "remove it: Hyperband makes one cojob per bracket from max_resource and eta")
+    unit = _positive_int("iterations_per_unit", 1 if iterations_per_unit is None else iterations_per_unit, "e.g. 1")
+    brackets = hyperband_brackets(81 if max_resource is None else max_resource, eta)
+    return [(b.configs[0], tuple(max(1, round(r * unit)) for r in b.resources)) for b in brackets]
+
+
+def generate_search(*, n_hosts: int, seed: int, search: str = "halving", cojobs: int | None = None,
+                    configurations: int | None = None, stages: int | None = None,
+                    iterations: int | Sequence[int] | None = None, eta: float | None = None,
+                    max_resource: int | None = None, iterations_per_unit: int | None = None,
+                    join: int = 0, model: str | Sequence[str] = "resnet50", compute_s: float | None = None,
+                    pattern: str = "ring", ps: str = "colocated", ps_shards: int = 1, workers: int = 4,
+                    gpus_per_host: int = 1, placement: str = "packed",
+                    arrivals: Sequence[float] | None = None, arrival_rate: float | None = None,
+                    bytes_scale: float = 1.0) -> Workload:
+    """A seeded hyperparameter-search workload on ``n_hosts`` hosts.
+
+    The parameters are the keys of a scenario's ``[workload]`` table with
+    ``kind = "search"``; :func:`ns3_hpsched.workload.build_workload` documents each one.
+    Job ids run through the whole workload (0, 1, ...), cojob ids from 0 in arrival order.
+    """
+    if search not in SEARCHES:
+        raise ConfigError("workload.search", f"unknown search {search!r}", f"use one of {list(SEARCHES)}")
+    if eta is None:
+        eta = 2 if search == "halving" else 3
+    if not isinstance(eta, (int, float)) or isinstance(eta, bool) or not eta > 1:
+        raise ConfigError("workload.eta", f"must be a number > 1, got {eta!r}", "e.g. 2 or 3")
+    if not isinstance(join, int) or isinstance(join, bool) or join < 0:
+        raise ConfigError("workload.join", f"must be an integer >= 0, got {join!r}",
+                          "new configurations per stage boundary, e.g. 0 or 2")
+    if not isinstance(bytes_scale, (int, float)) or isinstance(bytes_scale, bool) or not 0 < bytes_scale < float("inf"):
+        raise ConfigError("workload.bytes_scale", f"must be a positive number, got {bytes_scale!r}",
+                          "e.g. 0.01 to shrink traffic 100x for packet-level runs")
+    if compute_s is not None and (not isinstance(compute_s, (int, float)) or isinstance(compute_s, bool)
+                                  or not 0 <= compute_s < float("inf")):
+        raise ConfigError("workload.compute_s", f"must be seconds >= 0, got {compute_s!r}",
+                          "omit it to use the model's profile")
+    if ps not in ("colocated", "separate"):
+        raise ConfigError("workload.ps", f"must be 'colocated' or 'separate', got {ps!r}",
+                          "choose where the parameter servers run")
+    workers = _positive_int("workers", workers, "workers per job, e.g. 4")
+    ps_shards = _positive_int("ps_shards", ps_shards, "e.g. 1")
+    models = [model] if isinstance(model, str) else list(model)
+    if not models:
+        raise ConfigError("workload.model", "is an empty list", "name at least one model, e.g. 'resnet50'")
+    profiles = [get_model(m, "workload.model") for m in models]
+
+    if search == "halving":
+        plans = _halving_plans(cojobs, configurations, stages, iterations, eta)
+    else:
+        given = [k for k, v in (("cojobs", cojobs), ("configurations", configurations), ("stages", stages),
+                                ("iterations", iterations), ("join", join or None)) if v is not None]
+        plans = _hyperband_plans(max_resource, iterations_per_unit, eta, given)
+    separate_ps = pattern == "ps" and ps == "separate"
+    slots = workers + (ps_shards if separate_ps else 0)
+
+    arrival = arrival_times(len(plans), np.random.default_rng([seed, _ARRIVALS]),
+                            times=arrivals, rate=arrival_rate)
+    score_rng = np.random.default_rng([seed, _SCORES])
+    cluster = Cluster(n_hosts, gpus_per_host, placement, np.random.default_rng([seed, _PLACEMENT]))
+    result, first_job = [], 0
+    for g, (configs, per_stage) in enumerate(plans):
+        profile = profiles[g % len(profiles)]
+        model_bytes = max(1, round(profile.gradient_bytes * bytes_scale))
+        stage_list = successive_halving(configs, per_stage, eta, score_rng, first_job=first_job, join=join)
+        hosts = place_stages(stage_list, slots, cluster)
+        jobs = []
+        for j in sorted(hosts):
+            worker_hosts, servers = hosts[j][:workers], hosts[j][workers:]
+            sync = build_sync(pattern, worker_hosts, model_bytes, where="workload",
+                              ps_hosts=servers if separate_ps else None, ps_shards=ps_shards)
+            jobs.append(Job(job=j, hosts=worker_hosts, compute_s=profile.compute_s if compute_s is None
+                            else float(compute_s), sync=sync, model=profile.name))
+        result.append(Cojob(cojob=g, arrival_s=arrival[g], jobs=tuple(jobs), stages=stage_list))
+        first_job += len(hosts)
+    return Workload(cojobs=tuple(result), n_hosts=n_hosts, bytes_scale=float(bytes_scale),
+                    source={"kind": "search", "seed": seed, "search": search, "bytes_scale": float(bytes_scale)})
