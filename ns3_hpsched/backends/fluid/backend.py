@@ -1,0 +1,287 @@
+"""The fluid (flow-level) backend: rates from the project's allocator, exact event times.
+
+Between two events every flow sends at a constant rate. Rates come from
+:func:`ns3_hpsched.sched.allocator.allocate` (strict priority across classes, max-min
+inside a class, work conserving, explicit rates first) over the topology's ports and the
+*same* per-flow ECMP paths as the packet backend (:meth:`Topology.flow_path`).
+
+The next event is the earliest of: a scheduled callback, a flow's last byte leaving its
+sender, a watched coflow crossing its threshold -- all computed exactly from the current
+rates. Rates are recomputed lazily: anything that changes them (a flow becoming active
+or finishing, a class change, new explicit rates) marks the allocation dirty, and it is
+recomputed once before time next advances, so a burst of changes at one instant costs one
+allocation. Everything is deterministic: no randomness, no hash-order iteration.
+
+Sizes are bytes, capacities and rates bits per second, times seconds.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...errors import ConfigError
+from ...sched.allocator import allocate
+from ...topology import Topology
+from ..base import Backend, FlowStart, RunStats
+from .coflows import CoflowMeter
+from .events import EventQueue
+from .flows import ACTIVE, DONE, FlowStore
+from .latency import delivery_s, handshake_s
+
+__all__ = ["FluidBackend", "Allocation"]
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """One allocation, as handed to :attr:`FluidBackend.on_allocate` (a debugging hook).
+
+    The rates hold from ``time_s`` until the next allocation.
+    """
+
+    time_s: float
+    flow_ids: np.ndarray     #: active flows, in activation order
+    classes: np.ndarray      #: their priority classes
+    rates_bps: np.ndarray    #: their rates
+    port_rate_bps: np.ndarray  #: total rate on every port
+
+
+class FluidBackend(Backend):
+    """Flow-level simulation of a network of strict-priority ports.
+
+    Parameters
+    ----------
+    topology:
+        The network; its ports, capacities and ECMP paths are used as they are.
+    n_classes:
+        Number of priority classes (0 highest).
+    seed:
+        Recorded only: the fluid model draws no random numbers.
+    latency:
+        Add the per-flow latency term of :mod:`~ns3_hpsched.backends.fluid.latency`
+        (one base RTT before sending, path propagation and store-and-forward of the last
+        packet after it). Default on, so small transfers are not free; turn it off to
+        compare with a pure bandwidth model (e.g. the worked oracle of SCHEDULERS.md).
+
+    Attributes
+    ----------
+    on_allocate:
+        ``None`` or a callable receiving an :class:`Allocation` after every allocation
+        (tests use it to check conservation; costs nothing when unset).
+    """
+
+    name = "fluid"
+
+    def __init__(self, topology: Topology, *, n_classes: int = 8, seed: int = 1,
+                 latency: bool = True) -> None:
+        super().__init__(topology, n_classes=n_classes, seed=seed)
+        if not isinstance(latency, bool):
+            raise ConfigError("fluid.latency", f"must be true or false, got {latency!r}",
+                              "true adds one RTT and the path delay per flow; false is pure bandwidth")
+        self.latency = latency
+        self.on_allocate: Callable[[Allocation], None] | None = None
+        self._capacity = topology.port_capacity_bps
+        self._delay = topology.port_delay_s
+        self._queue = EventQueue()
+        self._flows = FlowStore()
+        self._coflows = CoflowMeter()
+        self._now = 0.0
+        self._events = 0
+        self._arrived: list[int] = []           # records past their handshake, not yet active
+        self._given = np.empty(0, dtype=np.int64)  # records holding an explicit rate
+        self._dirty = False                     # rates must be recomputed
+        self._watch_dirty = False               # crossing times must be recomputed
+        self._port_rate = np.zeros(topology.n_ports)
+        self._port_tx = np.zeros(topology.n_ports)
+
+    # -- the Backend interface ----------------------------------------------------------
+
+    def now(self) -> float:
+        """Current simulated time in seconds."""
+        return self._now
+
+    def at(self, time_s: float, fn: Callable[[], None]) -> None:
+        """Call ``fn()`` at ``time_s`` (>= now), after the events already scheduled then."""
+        if not time_s >= self._now:
+            raise ValueError(f"cannot schedule at {time_s!r} s: the clock is at {self._now} s")
+        self._queue.push(float(time_s), fn)
+
+    def start_flow(self, flow: FlowStart) -> None:
+        """Start a flow now; it sends after its handshake when ``latency`` is on."""
+        self._check_class(flow.priority)
+        if flow.src == flow.dst:
+            raise ValueError(f"flow {flow.flow_id}: source and destination are both host {flow.src}")
+        if not flow.size_bytes > 0:
+            raise ValueError(f"flow {flow.flow_id}: size must be > 0 bytes, got {flow.size_bytes}")
+        path = self.topology.flow_path(flow.flow_id, flow.src, flow.dst)
+        rec = self._flows.add(flow.flow_id, flow.src, flow.dst, flow.size_bytes, flow.priority,
+                              self._coflows.index(flow.coflow_id), path, self._now)
+        if self.latency:
+            self._queue.push(self._now + handshake_s(path, self._delay), self._arrived.append, rec)
+        else:
+            self._arrived.append(rec)
+
+    def set_priority(self, flow_id: int, priority: int) -> None:
+        """Move a flow to class ``priority``; finished flows are left alone."""
+        self._check_class(priority)
+        rec = self._flows.record(flow_id)
+        if self._flows.state[rec] == DONE or self._flows.klass[rec] == priority:
+            return
+        self._flows.klass[rec] = priority
+        self._dirty |= self._flows.state[rec] == ACTIVE
+
+    def set_rates(self, rates_bps: dict[int, float]) -> None:
+        """Replace the explicit rates: the flows named get theirs first, all others none.
+
+        The allocator grants them before anything else and then hands leftover capacity
+        out in class order (see :mod:`ns3_hpsched.sched.allocator`); rates that overload a
+        port make the next allocation raise ``ValueError``.
+        """
+        recs = self._flows.records(list(rates_bps))
+        rates = np.fromiter(rates_bps.values(), dtype=np.float64, count=len(rates_bps))
+        if not np.all(np.isfinite(rates) & (rates >= 0)):
+            raise ValueError("explicit rates must be finite and >= 0 bits per second")
+        self._flows.given_bps[self._given] = 0.0
+        self._flows.given_bps[recs] = rates
+        self._given = recs
+        self._dirty = True
+
+    def bytes_sent(self, flow_ids: Sequence[int]) -> np.ndarray:
+        """Bytes of each flow sent so far (fluid: sent = delivered), rounded to int64."""
+        recs = self._flows.records(flow_ids)
+        return np.rint(self._flows.sent_at(recs, self._now)).astype(np.int64)
+
+    def watch_coflow(self, coflow_id: int, threshold_bytes: int) -> None:
+        """Call ``on_threshold(coflow_id)`` when its sent bytes reach ``threshold_bytes``."""
+        idx = self._coflows.index(coflow_id)
+        self._sync()
+        if self._coflows.sent[idx] >= threshold_bytes:
+            self._coflows.unwatch(idx)
+            self._queue.push(self._now, self._threshold_crossed, coflow_id)
+        else:
+            self._coflows.watch(idx, float(threshold_bytes))
+            self._watch_dirty = True
+
+    def run(self) -> RunStats:
+        """Run until no event is left.
+
+        ``events`` counts the queue events processed: scheduled callbacks, flows ending
+        their handshake, flow completions and threshold notifications.
+        """
+        wall = time.perf_counter()
+        while True:
+            if self._queue.next_time() <= self._now:
+                fn, args = self._queue.pop()
+                self._events += 1
+                fn(*args)
+                continue
+            self._prepare()
+            t = min(self._queue.next_time(), self._next_finish(), self._coflows.next_time())
+            if t == math.inf:
+                break
+            self._advance(t)
+        self._sync()
+        return RunStats(end_s=self._now, wall_s=time.perf_counter() - wall, events=self._events)
+
+    def flows_table(self) -> pd.DataFrame:
+        """One row per finished flow: ``flow_id, src, dst, bytes, start_s, finish_s, fct_s``."""
+        f = self._flows
+        done = np.flatnonzero(f.state[:f.n] == DONE)
+        table = pd.DataFrame({
+            "flow_id": f.flow_id[done], "src": f.src[done], "dst": f.dst[done],
+            "bytes": f.size[done].astype(np.int64), "start_s": f.start_s[done], "finish_s": f.finish_s[done],
+        })
+        table["fct_s"] = table["finish_s"] - table["start_s"]
+        return table.sort_values("flow_id", ignore_index=True)
+
+    def ports_table(self) -> pd.DataFrame:
+        """One row per port: bytes sent through it; the fluid model never drops or marks."""
+        self._sync()
+        n = self.topology.n_ports
+        return pd.DataFrame({
+            "port": np.arange(n), "name": [self.topology.port_name(p) for p in range(n)],
+            "tx_bytes": np.rint(self._port_tx).astype(np.int64),
+            "drops": np.zeros(n, dtype=np.int64), "ecn_marks": np.zeros(n, dtype=np.int64),
+        })
+
+    def describe(self) -> dict:
+        """Backend settings for ``run.json``."""
+        return {**super().describe(), "latency": self.latency}
+
+    # -- the event loop -----------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        """Before time advances: admit arrived flows, reallocate if dirty, update crossings."""
+        if self._arrived or self._dirty:
+            self._sync()
+            if self._arrived:
+                self._flows.activate(self._arrived)
+                self._arrived = []
+            self._allocate()
+            self._dirty = False
+            self._watch_dirty = True
+        if self._watch_dirty:
+            self._sync()
+            f = self._flows
+            self._coflows.update_crossings(self._now, f.coflow[f.active], f.rate_bps)
+            self._watch_dirty = False
+
+    def _allocate(self) -> None:
+        """New rates for the active flows, and their finish times."""
+        f = self._flows
+        incidence = f.incidence()
+        rate = allocate(incidence, f.klass[f.active], self._capacity, given_rate=f.given_bps[f.active])
+        f.set_rates(rate, self._now)
+        self._port_rate = np.bincount(incidence.port, weights=rate[incidence.flow],
+                                      minlength=self.topology.n_ports)
+        if self.on_allocate is not None:
+            self.on_allocate(Allocation(self._now, f.flow_id[f.active], f.klass[f.active].copy(),
+                                        rate.copy(), self._port_rate.copy()))
+
+    def _next_finish(self) -> float:
+        """When the next active flow sends its last byte (``inf`` if none)."""
+        return float(self._flows.finish_at.min()) if len(self._flows.active) else math.inf
+
+    def _advance(self, t: float) -> None:
+        """Move the clock to ``t``; finish the flows and fire the watches due by then."""
+        f = self._flows
+        due = f.finish_at <= t
+        crossed = self._coflows.pop_due(t)
+        self._now = t
+        if due.any():
+            self._sync()
+            recs, crumbs = f.finish(due)
+            self._coflows.add(f.coflow[recs], crumbs)
+            delay = (delivery_s(f.path[recs], f.size[recs], self._delay, self._capacity, self.topology.mtu_bytes)
+                     if self.latency else np.zeros(len(recs)))
+            f.finish_s[recs] = t + delay
+            for flow_id, finish_s in zip(f.flow_id[recs].tolist(), f.finish_s[recs].tolist()):
+                self._queue.push(finish_s, self._flow_done, flow_id, finish_s)
+            self._dirty = True
+        for coflow_id in crossed:
+            self._queue.push(t, self._threshold_crossed, coflow_id)
+
+    def _sync(self) -> None:
+        """Bring flows', coflows' and ports' byte counts up to the current time."""
+        f = self._flows
+        dt = self._now - f.synced_s
+        if dt == 0:
+            return
+        added = f.sync(self._now)
+        self._coflows.add(f.coflow[f.active], added)
+        self._port_tx += self._port_rate * dt / 8
+
+    def _flow_done(self, flow_id: int, finish_s: float) -> None:
+        self.on_flow_done(flow_id, finish_s)
+
+    def _threshold_crossed(self, coflow_id: int) -> None:
+        self.on_threshold(coflow_id)
+
+    def _check_class(self, priority: int) -> None:
+        if not 0 <= priority < self.n_classes:
+            raise ValueError(f"priority class must be in 0..{self.n_classes - 1}, got {priority}")

@@ -1,0 +1,147 @@
+"""The fluid backend's flow store: every flow ever started, and the active ones as arrays.
+
+Flows are *records* numbered in start order (a record never moves). The *active* flows
+(past their handshake, not yet finished) are a dense array of record numbers with their
+rates; the allocator reads their paths as an incidence built from a padded port matrix,
+so the work per event is a handful of array operations over the active flows.
+
+Bytes are brought up to date lazily: between two *syncs* every active flow sends at its
+constant rate, so its sent bytes at any time are ``sent + rate * (t - synced_s) / 8``.
+A sync happens only when rates are about to change.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...sched.allocator import Incidence
+
+__all__ = ["FlowStore", "WAITING", "ACTIVE", "DONE"]
+
+#: Record states: started but in its handshake, sending, finished.
+WAITING, ACTIVE, DONE = 0, 1, 2
+
+#: Per-record columns: dtype and the value of a row not yet written.
+_COLUMNS = {
+    "flow_id": (np.int64, -1), "src": (np.int64, -1), "dst": (np.int64, -1),
+    "size": (np.float64, 0.0),                 # bytes
+    "klass": (np.int64, 0), "coflow": (np.int64, -1),
+    "given_bps": (np.float64, 0.0),            # explicit rate (0 = none)
+    "sent": (np.float64, 0.0),                 # bytes, as of the last sync for active flows
+    "start_s": (np.float64, np.nan), "finish_s": (np.float64, np.nan),
+    "state": (np.int8, WAITING),
+    "pos": (np.int64, -1),                     # position in the active set, -1 if not active
+}
+
+#: A flow whose remaining bytes are within this fraction of its size is done
+#: (absorbs float round-off so no zero-length steps are spent on crumbs).
+FINISH_RTOL = 1e-9
+
+
+class FlowStore:
+    """Records of all flows and the active set (see the module docstring)."""
+
+    def __init__(self, capacity: int = 1024, width: int = 6) -> None:
+        self.n = 0
+        for name, (dtype, fill) in _COLUMNS.items():
+            setattr(self, name, np.full(capacity, fill, dtype=dtype))
+        self.path = np.full((capacity, width), -1, dtype=np.int64)
+        self._index: dict[int, int] = {}
+        # the active set, aligned arrays
+        self.active = np.empty(0, dtype=np.int64)
+        self.rate_bps = np.empty(0)
+        self.finish_at = np.empty(0)
+        self.synced_s = 0.0
+
+    # -- records ------------------------------------------------------------------------
+
+    def add(self, flow_id: int, src: int, dst: int, size: int, klass: int, coflow: int,
+            path: tuple[int, ...], start_s: float) -> int:
+        """Record a new (waiting) flow and return its record number."""
+        if flow_id in self._index:
+            raise ValueError(f"flow {flow_id} was already started: give every flow a unique id")
+        if self.n == len(self.flow_id):
+            self._grow_rows()
+        if len(path) > self.path.shape[1]:
+            self.path = np.pad(self.path, ((0, 0), (0, len(path) - self.path.shape[1])), constant_values=-1)
+        r = self.n
+        self.flow_id[r], self.src[r], self.dst[r], self.size[r] = flow_id, src, dst, size
+        self.klass[r], self.coflow[r], self.start_s[r] = klass, coflow, start_s
+        self.path[r, :len(path)] = path
+        self._index[flow_id] = r
+        self.n += 1
+        return r
+
+    def record(self, flow_id: int) -> int:
+        """Record number of a started flow (``KeyError`` naming it otherwise)."""
+        try:
+            return self._index[flow_id]
+        except KeyError:
+            raise KeyError(f"flow {flow_id} was never started") from None
+
+    def records(self, flow_ids) -> np.ndarray:
+        """Record numbers of several started flows."""
+        return np.fromiter((self.record(int(f)) for f in flow_ids), dtype=np.int64, count=len(flow_ids))
+
+    def sent_at(self, recs: np.ndarray, now: float) -> np.ndarray:
+        """Bytes of records ``recs`` sent by time ``now`` (floats, at most their sizes)."""
+        sent = self.sent[recs].copy()
+        pos = self.pos[recs]
+        live = pos >= 0
+        sent[live] += self.rate_bps[pos[live]] * (now - self.synced_s) / 8
+        return np.minimum(sent, self.size[recs])
+
+    # -- the active set -----------------------------------------------------------------
+
+    def sync(self, now: float) -> np.ndarray:
+        """Bring active flows' sent bytes up to ``now``; return the bytes each active flow added."""
+        added = self.rate_bps * (now - self.synced_s) / 8
+        self.sent[self.active] += added
+        self.synced_s = now
+        return added
+
+    def activate(self, recs: list[int]) -> None:
+        """Append waiting records to the active set (rate 0 until the next allocation)."""
+        recs = np.asarray(recs, dtype=np.int64)
+        self.state[recs] = ACTIVE
+        self.active = np.concatenate([self.active, recs])
+        self.rate_bps = np.concatenate([self.rate_bps, np.zeros(len(recs))])
+        self.finish_at = np.concatenate([self.finish_at, np.full(len(recs), np.inf)])
+        self.pos[recs] = np.arange(len(self.active) - len(recs), len(self.active))
+
+    def finish(self, due: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mark active positions ``due`` (a mask) done; sent becomes size exactly.
+
+        Returns the finished records and the bytes that rounding to their size added.
+        Must follow :meth:`sync` at the finish time.
+        """
+        recs = self.active[due]
+        crumbs = self.size[recs] - self.sent[recs]
+        self.sent[recs] = self.size[recs]
+        self.state[recs] = DONE
+        self.pos[recs] = -1
+        keep = ~due
+        self.active, self.rate_bps, self.finish_at = self.active[keep], self.rate_bps[keep], self.finish_at[keep]
+        self.pos[self.active] = np.arange(len(self.active))
+        return recs, crumbs
+
+    def incidence(self) -> Incidence:
+        """Which active flow (by position) crosses which port."""
+        paths = self.path[self.active]
+        hop = paths >= 0
+        return Incidence(np.nonzero(hop)[0], paths[hop], len(self.active))
+
+    def set_rates(self, rate_bps: np.ndarray, now: float) -> None:
+        """Give the active flows new rates (after :meth:`sync` at ``now``) and their finish times."""
+        self.rate_bps = rate_bps
+        remaining = self.size[self.active] - self.sent[self.active]
+        with np.errstate(divide="ignore"):
+            self.finish_at = now + remaining * 8 / rate_bps
+        self.finish_at[remaining <= FINISH_RTOL * self.size[self.active]] = now
+
+    def _grow_rows(self) -> None:
+        """Double the record arrays."""
+        n = len(self.flow_id)
+        for name, (dtype, fill) in _COLUMNS.items():
+            setattr(self, name, np.concatenate([getattr(self, name), np.full(n, fill, dtype=dtype)]))
+        self.path = np.concatenate([self.path, np.full_like(self.path, -1)])
