@@ -1,0 +1,215 @@
+"""The fluid backend: analytic finish times, the worked oracle, conservation, events, determinism."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ns3_hpsched.backends.base import FlowStart
+from ns3_hpsched.backends.fluid import FluidBackend
+from ns3_hpsched.errors import ConfigError
+from ns3_hpsched.topology import big_switch, dumbbell, fat_tree
+
+C = 8e9  # bits/s: one byte per nanosecond, so bytes / (C/8) is easy to read
+
+
+def _run(backend, flows, at=()):
+    """Start ``flows`` at time 0 (and ``at``: (time, fn) pairs), run, return {flow_id: finish_s}."""
+    done = {}
+    backend.on_flow_done = lambda fid, t: done.setdefault(fid, t)
+    for time_s, fn in at:
+        backend.at(time_s, fn)
+    for flow in flows:
+        backend.start_flow(flow)
+    backend.run()
+    return done
+
+
+def test_lone_flow_finishes_at_size_over_rate():
+    """Without latency a lone flow takes exactly size*8/C."""
+    done = _run(FluidBackend(dumbbell(rate_bps=C), latency=False), [FlowStart(1, 0, 2, 5_000_000)])
+    assert done == {1: pytest.approx(5e6 * 8 / C, rel=1e-12)}
+
+
+@pytest.mark.parametrize("size", [100, 1_000_000])
+def test_lone_flow_latency_is_rtt_plus_propagation_plus_store_and_forward(size):
+    """With latency: one base RTT, the transfer, one-way delay and the last packet at 5 more hops."""
+    topo = fat_tree(4, rate_bps=C, delay_s=2e-6)
+    src, dst = 0, 15  # different pods: 6 hops
+    assert len(topo.flow_path(1, src, dst)) == 6
+    expected = topo.base_rtt_s(src, dst) + size * 8 / C + 6 * 2e-6 + 5 * min(size, 9000) * 8 / C
+    backend = FluidBackend(topo)
+    sent_in_handshake = []
+    done = _run(backend, [FlowStart(1, src, dst, size)],
+                at=[(6e-6, lambda: sent_in_handshake.append(int(backend.bytes_sent([1])[0])))])
+    assert done[1] == pytest.approx(expected, rel=1e-12)
+    assert sent_in_handshake == [0]
+    assert backend.flows_table()["fct_s"].tolist() == [pytest.approx(expected, rel=1e-12)]
+
+
+def test_two_flows_on_one_bottleneck_each_get_half():
+    """Two equal flows across a dumbbell's bottleneck finish together at 2*size*8/C."""
+    done = _run(FluidBackend(dumbbell(rate_bps=C), latency=False),
+                [FlowStart(1, 0, 2, 1_000_000), FlowStart(2, 1, 3, 1_000_000)])
+    assert done == {1: pytest.approx(2e6 * 8 / C), 2: pytest.approx(2e6 * 8 / C)}
+
+
+def test_class_zero_flow_finishes_as_if_alone():
+    """Strict priority: the class-0 flow takes the bottleneck, the class-1 flow goes after it."""
+    done = _run(FluidBackend(dumbbell(rate_bps=C), latency=False),
+                [FlowStart(1, 0, 2, 3_000_000, priority=1), FlowStart(2, 1, 3, 1_000_000, priority=0)])
+    assert done[2] == pytest.approx(1e6 * 8 / C)
+    assert done[1] == pytest.approx(4e6 * 8 / C)
+
+
+def test_set_priority_mid_flow_swaps_who_is_served():
+    """Swapping two flows' classes half-way lets the waiting flow take the bottleneck at once."""
+    backend = FluidBackend(dumbbell(rate_bps=C), latency=False)
+    swap = [(5e-4, lambda: backend.set_priority(1, 1)), (5e-4, lambda: backend.set_priority(2, 0))]
+    done = _run(backend, [FlowStart(1, 0, 2, 1_000_000, priority=0), FlowStart(2, 1, 3, 1_000_000, priority=1)],
+                at=swap)
+    # flow 1 sends 0.5 MB by 0.5 ms; flow 2 then runs alone for 1 ms; flow 1 ends 0.5 ms later.
+    assert done == {2: pytest.approx(1.5e-3), 1: pytest.approx(2e-3)}
+
+
+# The worked oracle of SCHEDULERS.md on a 2x2 big switch (capacity 1 unit/s per port):
+# C1: in1->out1 size 3; C2: in2->out2 size 5; C3: in1->out1 size 4 and in2->out2 size 1.
+# Hosts 0, 1 send (in1, in2) and hosts 2, 3 receive (out1, out2); one unit = 1 MB.
+ORACLE_FLOWS = [(1, 1, 0, 2, 3), (2, 2, 1, 3, 5), (3, 3, 0, 2, 4), (4, 3, 1, 3, 1)]  # flow, coflow, src, dst, size
+
+
+@pytest.mark.parametrize("coflow_class, ccts", [
+    ({1: 0, 2: 0, 3: 0}, {1: 6, 2: 6, 3: 7}),  # per-flow fair
+    ({1: 0, 3: 1, 2: 2}, {1: 3, 2: 6, 3: 7}),  # SEBF order C1, C3, C2, strict priority
+    ({1: 0, 2: 1, 3: 2}, {1: 3, 2: 5, 3: 7}),  # Sincronia order C1, C2, C3
+])
+def test_worked_oracle_ccts(coflow_class, ccts):
+    """The fixed-order rows of the SCHEDULERS.md oracle give exactly their CCTs."""
+    unit = 1_000_000
+    backend = FluidBackend(big_switch(4, rate_bps=8.0 * unit), latency=False)
+    done = _run(backend, [FlowStart(f, s, d, size * unit, coflow_class[c], c) for f, c, s, d, size in ORACLE_FLOWS])
+    cct = {c: max(done[f] for f, cf, *_ in ORACLE_FLOWS if cf == c) for c in ccts}
+    assert cct == pytest.approx(ccts, rel=1e-12)
+
+
+def test_explicit_rates_then_backfill_and_clearing_them():
+    """A given rate holds a class-1 flow at C/2 beside a class-0 flow; clearing it starves it."""
+    backend = FluidBackend(dumbbell(rate_bps=C), latency=False)
+    size = 1_000_000  # at C/2 (0.5 byte/ns) both send 0.5 MB in the first 1 ms
+    backend.at(0.0, lambda: backend.set_rates({1: C / 2}))
+    backend.at(1e-3, lambda: backend.set_rates({}))
+    done = _run(backend, [FlowStart(1, 0, 2, size, priority=1), FlowStart(2, 1, 3, size, priority=0)])
+    # flow 2 alone from 1 ms: 0.5 MB at 1 byte/ns -> 1.5 ms; then flow 1's 0.5 MB -> 2 ms.
+    assert done == {2: pytest.approx(1.5e-3), 1: pytest.approx(2e-3)}
+
+
+def test_watch_coflow_fires_at_the_exact_crossing_time():
+    """A coflow paused by a class-0 flow crosses its threshold when the piecewise-linear bytes say."""
+    backend = FluidBackend(dumbbell(rate_bps=C), latency=False)
+    fired = []
+    backend.on_threshold = lambda cid: fired.append((cid, backend.now(), backend.bytes_sent([1, 2]).tolist()))
+    backend.watch_coflow(7, 2_000_000)
+    backend.watch_coflow(7, 3_000_000)  # replaces the first watch
+    backend.at(1e-3, lambda: backend.start_flow(FlowStart(3, 0, 3, 1_000_000, priority=0, coflow_id=8)))
+    backend.at(5e-3, lambda: backend.watch_coflow(7, 1000))  # already reached: fires at once
+    _run(backend, [FlowStart(1, 0, 2, 4_000_000, priority=1, coflow_id=7),
+                   FlowStart(2, 1, 3, 4_000_000, priority=1, coflow_id=7)])
+    # coflow 7 sends 1 byte/ns for 1 ms (1 MB), pauses 1 ms while flow 3 runs, then needs 2 MB more.
+    assert [(c, pytest.approx(t, rel=1e-12), s) for c, t, s in fired] == [
+        (7, 4e-3, [1_500_000, 1_500_000]), (7, 5e-3, [2_000_000, 2_000_000])]
+
+
+def test_at_runs_equal_times_in_scheduling_order():
+    """Events at equal times run in the order they were scheduled, also when added at that time."""
+    backend = FluidBackend(dumbbell(), latency=False)
+    seen = []
+
+    def spawn():
+        seen.append("spawn")
+        backend.at(1.0, lambda: seen.append("spawned"))
+
+    backend.at(1.0, lambda: seen.append("a"))
+    backend.at(1.0, spawn)
+    backend.at(1.0, lambda: seen.append("b"))
+    backend.at(0.5, lambda: seen.append("early"))
+    stats = backend.run()
+    assert seen == ["early", "a", "spawn", "b", "spawned"]
+    assert (stats.end_s, stats.events) == (1.0, 5)
+
+
+def _random_run(seed=3, n_flows=60, latency=False):
+    """A k=4 fat-tree with random flows arriving over 2 ms and class changes; returns the
+    backend, the flows and every allocation."""
+    rng = np.random.default_rng(seed)
+    topo = fat_tree(4, rate_bps=C)
+    backend = FluidBackend(topo, n_classes=3, latency=latency)
+    allocations = []
+    backend.on_allocate = allocations.append
+    flows, start_s = [], []
+    for fid in range(n_flows):
+        src, dst = rng.choice(topo.n_hosts, size=2, replace=False)
+        flow = FlowStart(fid, int(src), int(dst), int(rng.integers(1_000, 2_000_000)),
+                         int(rng.integers(0, 3)), int(fid // 4))
+        flows.append(flow)
+        start_s.append(float(rng.uniform(0, 2e-3)))
+        backend.at(start_s[-1], lambda f=flow: backend.start_flow(f))
+    for fid in rng.choice(n_flows, size=20).tolist():  # class changes after the start
+        backend.at(start_s[fid] + float(rng.uniform(0, 1e-3)),
+                   lambda f=fid, c=int(rng.integers(0, 3)): backend.set_priority(f, c))
+    backend.run()
+    return backend, flows, allocations
+
+
+def test_conservation_capacity_and_saturation_after_every_allocation():
+    """Each flow's rate integrates to its size; no port exceeds capacity; every active flow crosses
+    a saturated port (work conservation), checked on every allocation of a random run."""
+    backend, flows, allocations = _random_run()
+    topo = backend.topology
+    cap = topo.port_capacity_bps
+    paths = {f.flow_id: topo.flow_path(f.flow_id, f.src, f.dst) for f in flows}
+    finish = backend.flows_table().set_index("flow_id")["finish_s"]
+    assert len(finish) == len(flows)
+    integral = dict.fromkeys(paths, 0.0)
+    for alloc, nxt in zip(allocations, allocations[1:] + [None]):
+        port_rate = np.zeros(topo.n_ports)
+        for fid, rate in zip(alloc.flow_ids.tolist(), alloc.rates_bps.tolist()):
+            port_rate[list(paths[fid])] += rate
+            end = finish[fid] if nxt is None else min(nxt.time_s, finish[fid])
+            integral[fid] += rate * (end - alloc.time_s)
+        np.testing.assert_allclose(alloc.port_rate_bps, port_rate, rtol=1e-9, atol=1e-3)
+        assert np.all(port_rate <= cap * (1 + 1e-9))
+        saturated = port_rate >= cap * (1 - 1e-9)
+        assert all(saturated[list(paths[fid])].any() for fid in alloc.flow_ids.tolist())
+    for f in flows:
+        assert integral[f.flow_id] / 8 == pytest.approx(f.size_bytes, rel=1e-9)
+    tx = backend.ports_table()["tx_bytes"].to_numpy()
+    expected_tx = np.zeros(topo.n_ports)
+    for f in flows:
+        expected_tx[list(paths[f.flow_id])] += f.size_bytes
+    np.testing.assert_allclose(tx, expected_tx, atol=len(flows))
+
+
+def test_two_runs_are_identical():
+    """No randomness and no hash-order dependence: the same input gives the same tables."""
+    first, _, _ = _random_run(latency=True)
+    second, _, _ = _random_run(latency=True)
+    pd.testing.assert_frame_equal(first.flows_table(), second.flows_table())
+    pd.testing.assert_frame_equal(first.ports_table(), second.ports_table())
+
+
+def test_bad_input_is_rejected():
+    """Invalid flows, classes, times and settings raise, naming the problem."""
+    backend = FluidBackend(dumbbell(), n_classes=2, latency=False)
+    with pytest.raises(ValueError, match="source and destination"):
+        backend.start_flow(FlowStart(1, 0, 0, 10))
+    with pytest.raises(ValueError, match="priority class"):
+        backend.start_flow(FlowStart(1, 0, 2, 10, priority=2))
+    backend.start_flow(FlowStart(1, 0, 2, 10))
+    with pytest.raises(ValueError, match="already started"):
+        backend.start_flow(FlowStart(1, 0, 2, 10))
+    with pytest.raises(KeyError, match="never started"):
+        backend.set_priority(9, 0)
+    backend.run()
+    with pytest.raises(ValueError, match="cannot schedule"):
+        backend.at(backend.now() - 1.0, lambda: None)
+    with pytest.raises(ConfigError, match="fluid.latency"):
+        FluidBackend(dumbbell(), latency="yes")
