@@ -75,7 +75,8 @@ class FifoLM(Policy):
                            len(coflows) - 1)
         order = [flow_ids(coflows[:first_light + 1]), *class_per_coflow(coflows[first_light + 1:])]
         head = coflows[first_light]
-        watch = {head.coflow_id: math.ceil(self._theta)} if head.sent_bytes < self._theta else {}
+        light = head.sent_bytes < self._theta and math.isfinite(self._theta)
+        watch = {head.coflow_id: math.ceil(self._theta)} if light else {}
         return Decision(order=order, watch=watch)
 
     def describe(self) -> dict:
