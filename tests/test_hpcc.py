@@ -1,0 +1,106 @@
+"""HPCC interchange: topology.txt and flow.txt readers, fct.txt writer, standalone FCT."""
+
+import pandas as pd
+import pytest
+
+from ns3_hpsched.errors import ConfigError
+from ns3_hpsched.interchange.hpcc import read_flows, read_topology, standalone_fct_s, write_fct
+from ns3_hpsched.topology import big_switch
+
+# HPCC numbering puts the switch first here (id 0); hosts are 1..3.
+TOPOLOGY = """4 1 3
+0
+1 0 100Gbps 0.001ms 0
+2 0 10Gbps 1us 0
+3 0 100Gbps 0.001ms 0
+"""
+FLOWS = """2
+1 2 3 100 1000000 2.0
+3 1 0 101 500 0.000001
+"""
+
+
+@pytest.fixture
+def topo(tmp_path):
+    (tmp_path / "topology.txt").write_text(TOPOLOGY)
+    return read_topology(tmp_path / "topology.txt")
+
+
+def test_topology_renumbers_hosts_first(topo):
+    """HPCC ids 1,2,3 become hosts 0,1,2 and switch 0 becomes node 3, with rates and delays."""
+    assert topo.n_hosts == 3 and topo.n_nodes == 4
+    assert topo.node_of_hpcc == {1: 0, 2: 1, 3: 2, 0: 3}
+    assert [(l.a, l.b, l.rate_bps, l.delay_s) for l in topo.links] == [
+        (0, 3, 100e9, 1e-6), (1, 3, 10e9, 1e-6), (2, 3, 100e9, 1e-6)]
+
+
+def test_flows_map_to_our_hosts(tmp_path, topo):
+    """flow.txt lines become records in our host numbering, pg as the priority class."""
+    (tmp_path / "flow.txt").write_text(FLOWS)
+    a, b = read_flows(tmp_path / "flow.txt", topo)
+    assert (a.src, a.dst, a.priority, a.dport, a.size_bytes, a.start_s, a.line) == (0, 1, 3, 100, 1_000_000, 2.0, 2)
+    assert (b.src, b.dst, b.priority, b.start_s) == (2, 0, 0, 1e-6)
+
+
+@pytest.mark.parametrize("text, line, word", [
+    ("2\n1 2 3 100 1000000 2.0\n3 1 0 x 500 0\n", 3, "malformed"),
+    ("1\n1 2 3 100\n", 2, "malformed"),
+    ("1\n1 0 3 100 10 0\n", 2, "not a host"),
+    ("1\n1 9 3 100 10 0\n", 2, "not a host"),
+    ("1\n1 1 3 100 10 0\n", 2, "src == dst"),
+    ("1\n1 2 3 100 0 0\n", 2, "size"),
+    ("3\n1 2 3 100 10 0\n", 1, "announces"),
+])
+def test_bad_flow_lines_name_the_line(tmp_path, topo, text, line, word):
+    """Malformed lines, missing hosts and wrong counts fail naming the file's line."""
+    (tmp_path / "flow.txt").write_text(text)
+    with pytest.raises(ConfigError) as err:
+        read_flows(tmp_path / "flow.txt", topo)
+    assert err.value.field == f"flow.txt:{line}" and word in err.value.problem and err.value.fix
+
+
+@pytest.mark.parametrize("text, line", [
+    (TOPOLOGY.replace("10Gbps", "10Gbit"), 4),
+    (TOPOLOGY.replace("1us 0", "1us 0.01"), 4),
+    (TOPOLOGY.replace("3 0 100Gbps", "7 0 100Gbps"), 5),
+    (TOPOLOGY.replace("4 1 3", "4 1 4"), 1),
+])
+def test_bad_topology_lines_name_the_line(tmp_path, text, line):
+    """Unreadable rates, loss, unknown nodes and wrong counts name the line of topology.txt."""
+    (tmp_path / "topology.txt").write_text(text)
+    with pytest.raises(ConfigError) as err:
+        read_topology(tmp_path / "topology.txt")
+    assert err.value.field == f"topology.txt:{line}"
+
+
+def test_standalone_fct_by_hand(topo):
+    """10 MTU-payloads from the 100G host to the 10G host: store-and-forward by hand."""
+    payload, wire = 9000 - 52, 9000 + 2
+    fct = standalone_fct_s(topo, 0, 1, 10 * payload)
+    by_hand = 2e-6 + wire * 8 / 100e9 + wire * 8 / 10e9 + 9 * wire * 8 / 10e9
+    assert fct == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_standalone_fct_counts_partial_last_packet():
+    """One byte costs one header: delay + (1 + 54) bytes through both hops of a big switch."""
+    t = big_switch(2, rate_bps=1e9, delay_s=5e-6, mtu_bytes=1500)
+    assert standalone_fct_s(t, 0, 1, 1) == pytest.approx(2 * 5e-6 + 2 * 55 * 8 / 1e9, rel=1e-12)
+
+
+def test_fct_file_has_hpcc_columns_and_our_ips(tmp_path):
+    """fct.txt rows: hex IPs (host i = 10.0.0.(i+1)), ports, size, start/fct/ideal in ns."""
+    flows = pd.DataFrame({"src": [0, 15], "dst": [1, 2], "sport": [49152, 49153], "dport": [5000, 5000],
+                          "bytes": [1000, 20], "start_s": [0.5, 1e-9], "fct_s": [2.5e-6, 1e-3],
+                          "standalone_fct_s": [1.25e-6, 4e-7], "job": [3, 4]})
+    write_fct(flows, tmp_path / "fct.txt", extra=("job",))
+    assert (tmp_path / "fct.txt").read_text().splitlines() == [
+        "0a000001 0a000002 49152 5000 1000 500000000 2500 1250 3",
+        "0a000010 0a000003 49153 5000 20 1 1000000 400 4",
+    ]
+
+
+def test_fct_file_missing_column_fails(tmp_path):
+    """A DataFrame without the required columns is refused, naming them."""
+    with pytest.raises(ConfigError) as err:
+        write_fct(pd.DataFrame({"src": [0]}), tmp_path / "fct.txt")
+    assert "dst" in err.value.problem
