@@ -159,28 +159,33 @@ def _random_run(seed=3, n_flows=60, latency=False):
     return backend, flows, allocations
 
 
-def test_conservation_capacity_and_saturation_after_every_allocation():
+@pytest.mark.parametrize("latency", [False, True])
+def test_conservation_capacity_and_saturation_after_every_allocation(latency):
     """Each flow's rate integrates to its size; no port exceeds capacity; every active flow crosses
     a saturated port (work conservation), checked on every allocation of a random run."""
-    backend, flows, allocations = _random_run()
+    backend, flows, allocations = _random_run(latency=latency)
     topo = backend.topology
     cap = topo.port_capacity_bps
     paths = {f.flow_id: topo.flow_path(f.flow_id, f.src, f.dst) for f in flows}
-    finish = backend.flows_table().set_index("flow_id")["finish_s"]
-    assert len(finish) == len(flows)
+    assert len(allocations[-1].flow_ids) == 0  # a finish always reallocates, so rates end at 0
     integral = dict.fromkeys(paths, 0.0)
-    for alloc, nxt in zip(allocations, allocations[1:] + [None]):
+    last_seen = {}
+    for alloc, nxt in zip(allocations, allocations[1:]):
         port_rate = np.zeros(topo.n_ports)
         for fid, rate in zip(alloc.flow_ids.tolist(), alloc.rates_bps.tolist()):
             port_rate[list(paths[fid])] += rate
-            end = finish[fid] if nxt is None else min(nxt.time_s, finish[fid])
-            integral[fid] += rate * (end - alloc.time_s)
+            integral[fid] += rate * (nxt.time_s - alloc.time_s)
+            last_seen[fid] = nxt.time_s
         np.testing.assert_allclose(alloc.port_rate_bps, port_rate, rtol=1e-9, atol=1e-3)
         assert np.all(port_rate <= cap * (1 + 1e-9))
         saturated = port_rate >= cap * (1 - 1e-9)
         assert all(saturated[list(paths[fid])].any() for fid in alloc.flow_ids.tolist())
     for f in flows:
         assert integral[f.flow_id] / 8 == pytest.approx(f.size_bytes, rel=1e-9)
+    finish = backend.flows_table().set_index("flow_id")["finish_s"]
+    assert sorted(finish.index) == sorted(paths)
+    if not latency:  # finish = when the last byte left, i.e. the reallocation that dropped the flow
+        assert all(finish[fid] == pytest.approx(t, rel=1e-12) for fid, t in last_seen.items())
     tx = backend.ports_table()["tx_bytes"].to_numpy()
     expected_tx = np.zeros(topo.n_ports)
     for f in flows:

@@ -122,7 +122,7 @@ class FluidBackend(Backend):
         rec = self._flows.add(flow.flow_id, flow.src, flow.dst, flow.size_bytes, flow.priority,
                               self._coflows.index(flow.coflow_id), path, self._now)
         if self.latency:
-            self._queue.push(self._now + handshake_s(path, self._delay), self._arrived.append, rec)
+            self._queue.push(self._now + handshake_s(path, self._delay), self._arrive, rec)
         else:
             self._arrived.append(rec)
 
@@ -275,6 +275,10 @@ class FluidBackend(Backend):
         added = f.sync(self._now)
         self._coflows.add(f.coflow[f.active], added)
         self._port_tx += self._port_rate * dt / 8
+
+    def _arrive(self, rec: int) -> None:
+        """A flow's handshake is over: it joins the active set at the next allocation."""
+        self._arrived.append(rec)
 
     def _flow_done(self, flow_id: int, finish_s: float) -> None:
         self.on_flow_done(flow_id, finish_s)

@@ -1,0 +1,69 @@
+"""How fast is the fluid backend? Random flows on fat-trees, timed (a script, not a test).
+
+Flows go between random host pairs, sizes log-uniform in [10 KB, 10 MB], random priority
+classes, Poisson arrivals at a rate that offers ``load`` of the hosts' total bandwidth.
+Prints, per configuration, the wall time of the run (including each flow's ECMP path),
+events per second, the number of allocations and the mean and largest number of active flows.
+
+Usage::
+
+    python benchmarks/bench_fluid.py                       # k=8 and k=16, 10k and 100k flows
+    python benchmarks/bench_fluid.py --k 16 --flows 100000 --load 0.5
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ns3_hpsched.backends.base import FlowStart
+from ns3_hpsched.backends.fluid import FluidBackend
+from ns3_hpsched.topology import fat_tree
+
+
+def bench(k: int, n_flows: int, load: float, n_classes: int, seed: int) -> dict:
+    """Run one configuration and return its measurements."""
+    rng = np.random.default_rng(seed)
+    topo = fat_tree(k)
+    src = rng.integers(0, topo.n_hosts, n_flows)
+    dst = (src + rng.integers(1, topo.n_hosts, n_flows)) % topo.n_hosts
+    size = np.exp(rng.uniform(np.log(1e4), np.log(1e7), n_flows)).astype(np.int64)
+    span_s = size.sum() * 8 / (load * topo.n_hosts * topo.rate_bps)
+    start_s = np.sort(rng.uniform(0, span_s, n_flows))
+    klass = rng.integers(0, n_classes, n_flows)
+
+    backend = FluidBackend(topo, n_classes=n_classes, latency=True)
+    allocations = []
+    backend.on_allocate = lambda a: allocations.append(len(a.flow_ids))
+    for fid in range(n_flows):
+        flow = FlowStart(fid, int(src[fid]), int(dst[fid]), int(size[fid]), int(klass[fid]))
+        backend.at(float(start_s[fid]), lambda f=flow: backend.start_flow(f))
+    stats = backend.run()
+    assert len(backend.flows_table()) == n_flows
+    return {"k": k, "hosts": topo.n_hosts, "flows": n_flows, "load": load, "sim_s": stats.end_s,
+            "run_s": stats.wall_s, "events": stats.events,
+            "events_per_s": stats.events / stats.wall_s, "allocations": len(allocations),
+            "mean_active": float(np.mean(allocations)), "max_active": int(np.max(allocations))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--k", type=int, nargs="+", default=[8, 16])
+    parser.add_argument("--flows", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--load", type=float, default=0.5)
+    parser.add_argument("--classes", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    print(f"{'k':>3} {'hosts':>5} {'flows':>7} {'sim_s':>9} {'run_s':>8} {'events':>8} "
+          f"{'ev/s':>8} {'allocs':>7} {'active':>7} {'max':>6}")
+    for k in args.k:
+        for n in args.flows:
+            r = bench(k, n, args.load, args.classes, args.seed)
+            print(f"{r['k']:>3} {r['hosts']:>5} {r['flows']:>7} {r['sim_s']:>9.4f} {r['run_s']:>8.2f} "
+                  f"{r['events']:>8} {r['events_per_s']:>8.0f} {r['allocations']:>7} "
+                  f"{r['mean_active']:>7.0f} {r['max_active']:>6}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
