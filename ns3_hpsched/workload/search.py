@@ -49,9 +49,10 @@ def stage_iterations(iterations: int | Sequence[int], eta: float, stages: int,
     else:
         raise ConfigError(field, f"must be an integer or a list of integers, got {iterations!r}",
                           "e.g. 2 (then 2*eta, 2*eta^2, ...) or [2, 4, 8]")
+    explicit = isinstance(iterations, (list, tuple))
     for k, value in enumerate(values):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ConfigError(f"{field}[{k}]" if not isinstance(iterations, int) else field,
+            raise ConfigError(f"{field}[{k}]" if explicit else field,
                               f"stage {k} would run {value!r} iterations", "use integers >= 1")
     return tuple(values)
 
