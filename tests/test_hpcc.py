@@ -37,9 +37,18 @@ def test_topology_renumbers_hosts_first(topo):
 def test_flows_map_to_our_hosts(tmp_path, topo):
     """flow.txt lines become records in our host numbering, pg as the priority class."""
     (tmp_path / "flow.txt").write_text(FLOWS)
-    a, b = read_flows(tmp_path / "flow.txt", topo)
-    assert (a.src, a.dst, a.priority, a.dport, a.size_bytes, a.start_s, a.line) == (0, 1, 3, 100, 1_000_000, 2.0, 2)
-    assert (b.src, b.dst, b.priority, b.start_s) == (2, 0, 0, 1e-6)
+    assert read_flows(tmp_path / "flow.txt", topo) == [
+        {"src": 0, "dst": 1, "bytes": 1_000_000, "start_s": 2.0, "priority": 3},
+        {"src": 2, "dst": 0, "bytes": 500, "start_s": 1e-6, "priority": 0}]
+
+
+def test_flow_records_become_a_pinned_flow_list(tmp_path, topo):
+    """The records feed flow_list_workload: one cojob per flow, pg pinned as its class."""
+    from ns3_hpsched.workload.flowlist import flow_list_workload
+
+    (tmp_path / "flow.txt").write_text(FLOWS)
+    w = flow_list_workload(read_flows(tmp_path / "flow.txt", topo), topo.n_hosts)
+    assert [(c.arrival_s, c.priority, c.jobs[0].sync.bytes) for c in w.cojobs] == [(2.0, 3, 1_000_000), (1e-6, 0, 500)]
 
 
 @pytest.mark.parametrize("text, line, word", [

@@ -42,6 +42,17 @@ def test_generated_workload_round_trips_identically(tmp_path):
     assert not list(tmp_path.glob("*.tmp"))
 
 
+def test_pinned_priority_round_trips(tmp_path):
+    """A cojob's pinned priority class is written and read back; a negative one is refused."""
+    w = load(tmp_path, bad(C + ["priority"], 2))
+    assert w.cojobs[0].priority == 2
+    write_workload(w, tmp_path / "again.json")
+    assert read_workload(tmp_path / "again.json", 4) == w
+    with pytest.raises(ConfigError) as err:
+        load(tmp_path, bad(C + ["priority"], -1))
+    assert err.value.field == "w.json:cojobs[0].priority"
+
+
 def test_hand_written_file_gives_exactly_what_it_says(tmp_path):
     """Each job, flow and stage of a hand-written file comes out as written (hand-computed)."""
     w = load(tmp_path, HAND_WRITTEN)

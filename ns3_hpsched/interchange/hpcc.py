@@ -4,8 +4,8 @@
   node ids, then one link per line ``<a> <b> <rate> <delay> <error_rate>`` with rates such
   as ``100Gbps`` and delays such as ``0.001ms``. Read into :class:`HpccTopology`.
 * ``flow.txt``: first line the number of flows, then ``<src> <dst> <pg> <dport> <size>
-  <start_s>`` per flow, ``pg`` being the priority class (0 highest). Read into
-  :class:`HpccFlow` records.
+  <start_s>`` per flow, ``pg`` being the priority class (0 highest). Read into flow
+  records (dicts) by :func:`read_flows`.
 * ``fct.txt``: written by :func:`write_fct`, one line per flow,
   ``<sip> <dip> <sport> <dport> <size> <start_ns> <fct_ns> <standalone_fct_ns>``, the IPs
   as 8 hex digits as HPCC prints them. The addresses are *ours*, not HPCC's: host i is
@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -30,7 +29,7 @@ from ..topology import Topology
 from ..topology.ecmp import host_ip
 from ..workload.files import write_text_atomic
 
-__all__ = ["HpccTopology", "HpccFlow", "read_topology", "read_flows", "write_fct", "standalone_fct_s",
+__all__ = ["HpccTopology", "read_topology", "read_flows", "write_fct", "standalone_fct_s",
            "IP_TCP_HEADER_BYTES", "FRAMING_BYTES"]
 
 #: IPv4 (20) + TCP (20) + TCP timestamp option (12) bytes per packet: payload = MTU - 52.
@@ -138,24 +137,14 @@ def _rows(path: Path) -> list[tuple[int, list[str]]]:
     return [(n, line.split()) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
 
 
-@dataclass(frozen=True)
-class HpccFlow:
-    """One flow of an HPCC ``flow.txt``, with hosts in *our* numbering.
-
-    ``line`` is the line of the file it came from (for messages and records).
-    """
-
-    src: int
-    dst: int
-    priority: int
-    dport: int
-    size_bytes: int
-    start_s: float
-    line: int
-
-
-def read_flows(path: str | os.PathLike, topology: Topology) -> list[HpccFlow]:
+def read_flows(path: str | os.PathLike, topology: Topology) -> list[dict]:
     """Read an HPCC ``flow.txt`` against ``topology``; errors name the file and line.
+
+    Returns one record per flow, in file order: ``{"src", "dst", "bytes", "start_s",
+    "priority"}`` with hosts in *our* numbering and ``priority`` = HPCC's ``pg`` (the
+    input of :func:`ns3_hpsched.workload.flowlist.flow_list_workload`). HPCC's ``dport``
+    is checked but not kept: both backends give flow ``i`` the ports of
+    :func:`ns3_hpsched.topology.ecmp.flow_five_tuple`, which decide its ECMP path.
 
     Node ids are HPCC ids when ``topology`` is an :class:`HpccTopology` (mapped to our
     numbers), else our host numbers. Each must be a host; ``src != dst``; ``pg >= 0``;
@@ -191,7 +180,7 @@ def read_flows(path: str | os.PathLike, topology: Topology) -> list[HpccFlow]:
         if pg < 0 or size < 1 or not 0 <= start_s < math.inf or not 0 <= dport < 65536:
             raise ConfigError(where, "pg must be >= 0, dport in 0..65535, size >= 1 byte and start_s >= 0",
                               "fix the values of this line")
-        flows.append(HpccFlow(ours[0], ours[1], pg, dport, size, start_s, n))
+        flows.append({"src": ours[0], "dst": ours[1], "bytes": size, "start_s": start_s, "priority": pg})
     if len(flows) != count:
         raise ConfigError(f"{path.name}:1", f"announces {count} flows, the file has {len(flows)}",
                           "fix the count on the first line")

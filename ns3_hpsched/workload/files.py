@@ -40,7 +40,7 @@ FORMAT = "ns3-hpsched-workload"
 VERSION = 1
 
 _TOP_KEYS = {"format", "version", "bytes_scale", "source", "cojobs"}
-_COJOB_KEYS = {"cojob", "arrival_s", "jobs", "stages"}
+_COJOB_KEYS = {"cojob", "arrival_s", "priority", "jobs", "stages"}
 _JOB_KEYS = {"job", "hosts", "compute_s", "model", "pattern", "phases", "model_bytes", "ps_hosts", "ps_shards"}
 _STAGE_KEYS = {"iterations", "jobs", "eta", "join"}
 _FLOW_KEYS = {"src", "dst", "bytes"}
@@ -66,7 +66,7 @@ def validate_workload(workload: Workload, n_hosts: int, where: str = "workload")
 
     Fields are named by their path in the workload file format under ``where``
     (``"workload.cojobs[0].stages[1].jobs"``). Checked: unique cojob and job ids (job ids
-    are unique over the whole workload), hosts in range, compute and arrival times finite
+    are unique over the whole workload), pinned priorities >= 0, hosts in range, compute and arrival times finite
     and >= 0, flows with ``src != dst`` and a positive integer number of bytes, no empty
     phase, iterations >= 1, stages that only name the cojob's jobs, survivors that do not
     grow (a job of stage s > 0 ran stage s-1 unless it is declared in ``joined``), joiners
@@ -88,6 +88,9 @@ def validate_workload(workload: Workload, n_hosts: int, where: str = "workload")
         if not _is_number(cojob.arrival_s) or cojob.arrival_s < 0:
             raise ConfigError(f"{at}.arrival_s", f"must be finite seconds >= 0, got {cojob.arrival_s!r}",
                               "e.g. 0.0")
+        if cojob.priority is not None and (not _is_int(cojob.priority) or cojob.priority < 0):
+            raise ConfigError(f"{at}.priority", f"must be a class >= 0, got {cojob.priority!r}",
+                              "0 is the highest class; omit it to let the scheduler decide")
         if not cojob.jobs:
             raise ConfigError(f"{at}.jobs", "is empty", "state at least one job")
         for i, job in enumerate(cojob.jobs):
@@ -185,10 +188,14 @@ def workload_to_dict(workload: Workload) -> dict:
             doc["join"] = list(stage.joined)
         return doc
 
+    def cojob_doc(cojob: Cojob) -> dict:
+        doc = {"cojob": cojob.cojob, "arrival_s": cojob.arrival_s}
+        if cojob.priority is not None:
+            doc["priority"] = cojob.priority
+        return doc | {"jobs": [job_doc(j) for j in cojob.jobs], "stages": [stage_doc(s) for s in cojob.stages]}
+
     return {"format": FORMAT, "version": VERSION, "bytes_scale": workload.bytes_scale,
-            "source": workload.source,
-            "cojobs": [{"cojob": c.cojob, "arrival_s": c.arrival_s, "jobs": [job_doc(j) for j in c.jobs],
-                        "stages": [stage_doc(s) for s in c.stages]} for c in workload.cojobs]}
+            "source": workload.source, "cojobs": [cojob_doc(c) for c in workload.cojobs]}
 
 
 def _object(value, at: str, allowed: set[str], required: tuple[str, ...] = ()) -> dict:
@@ -301,7 +308,8 @@ def workload_from_dict(doc, n_hosts: int, where: str = "workload") -> Workload:
         jobs = tuple(_job_from_dict(j, f"{at}.jobs[{i}]", n_hosts, bytes_scale)
                      for i, j in enumerate(_list(cdoc["jobs"], f"{at}.jobs")))
         stages = _stages_from_dict(cdoc["stages"], f"{at}.stages", [j.job for j in jobs])
-        cojobs.append(Cojob(cojob=cdoc["cojob"], arrival_s=cdoc.get("arrival_s", 0.0), jobs=jobs, stages=stages))
+        cojobs.append(Cojob(cojob=cdoc["cojob"], arrival_s=cdoc.get("arrival_s", 0.0), jobs=jobs, stages=stages,
+                            priority=cdoc.get("priority")))
     source = doc.get("source", {})
     workload = Workload(cojobs=tuple(cojobs), n_hosts=n_hosts, bytes_scale=float(bytes_scale),
                         source=source if isinstance(source, dict) else {"note": source})
