@@ -1,0 +1,169 @@
+"""Sweeps: grid expansion, one process per run, failures recorded, resume, Dask."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ns3_hpsched.errors import ConfigError
+from ns3_hpsched.results import write_run
+from ns3_hpsched.scenario import load_scenario
+from ns3_hpsched.store import load_store, read_index, run_hash, runs_dir, tmp_dir
+from ns3_hpsched.sweep import expand_grid, run_sweep
+
+ABORT_SEED = 13
+RAISE_SEED = 14
+
+SCENARIO = """
+description = "three small searches on an 8-host big switch (sweep tests)"
+backend = "fluid"
+seed = 1
+
+[topology]
+kind = "big_switch"
+n = 8
+
+[scheduler]
+name = "fair"
+
+[workload]
+kind = "search"
+cojobs = 3
+configurations = 2
+stages = 2
+workers = 2
+arrival_rate = 20.0
+bytes_scale = 0.01
+"""
+
+
+@pytest.fixture
+def scenario_file(tmp_path):
+    """A tiny scenario file."""
+    path = tmp_path / "tiny.toml"
+    path.write_text(SCENARIO)
+    return path
+
+
+def stand_in_run(scenario, out_dir):
+    """Stand-in runner: small tables derived from the config; logs each call in the store.
+
+    Aborts the process on seed ABORT_SEED and raises on seed RAISE_SEED.
+    """
+    resolved = scenario.resolved()
+    if resolved["seed"] == ABORT_SEED:
+        os.abort()
+    if resolved["seed"] == RAISE_SEED:
+        raise ValueError("stand-in failure")
+    with open(out_dir.parents[2] / "calls.txt", "a") as calls:
+        calls.write(run_hash(resolved) + "\n")
+    rng = np.random.default_rng([resolved["seed"], len(resolved["scheduler"]["name"])])
+    slow = 1.0 + resolved["workload"].get("arrival_rate", 1.0) / 10
+    sct = slow * rng.uniform(1.0, 2.0, size=3)
+    stages = pd.DataFrame({"cojob": [0, 0, 1], "stage": [0, 1, 0], "start_s": 0.0,
+                           "finish_s": sct, "sct_s": sct, "lower_bound_s": sct / 2})
+    cct = sct / 4
+    coflows = pd.DataFrame({"coflow_id": [0, 1, 2], "cojob": [0, 0, 1], "stage": [0, 1, 0],
+                            "release_s": 0.0, "finish_s": cct, "cct_s": cct, "bytes": 10**6})
+    size = np.array([2_000, 3_000_000, 40_000_000])
+    flows = pd.DataFrame({"flow_id": [0, 1, 2], "coflow_id": [0, 1, 2], "bytes": size,
+                          "fct_s": cct, "standalone_fct_s": cct / rng.uniform(1, 3, size=3)})
+    tables = {"stages": stages, "coflows": coflows, "flows": flows}
+    return write_run(out_dir, tables, {"scenario": resolved, "backend": resolved["backend"]})
+
+
+def calls(store):
+    """Hashes the stand-in runner executed in ``store``, in order."""
+    path = store / "calls.txt"
+    return path.read_text().split() if path.exists() else []
+
+
+def test_run_hash_depends_on_content_not_key_order():
+    """Equal configs hash equal whatever their key order; a changed value changes the hash."""
+    a = run_hash({"seed": 1, "scheduler": {"name": "fair", "n_classes": 8}})
+    b = run_hash({"scheduler": {"n_classes": 8, "name": "fair"}, "seed": 1})
+    c = run_hash({"scheduler": {"n_classes": 8, "name": "fair"}, "seed": 2})
+    assert a == b != c
+    assert re.fullmatch(r"[0-9a-f]{16}", a)
+
+
+def test_expand_grid_is_the_product_keyed_by_resolved_config(scenario_file):
+    """Grid x schedulers x seeds gives one spec per point, hashed from the resolved scenario."""
+    specs = expand_grid(scenario_file, {"workload.arrival_rate": [10.0, 20.0]}, ["fair", "varys"], [1, 2])
+    assert len(specs) == 8 == len({s.hash for s in specs})
+    assert [(s.params["workload.arrival_rate"], s.scheduler, s.seed) for s in specs[:3]] == [
+        (10.0, "fair", 1), (10.0, "fair", 2), (10.0, "varys", 1)]
+    for spec in specs:
+        assert spec.hash == run_hash(load_scenario(spec.scenario, spec.overrides).resolved())
+
+
+@pytest.mark.parametrize(
+    ("grid", "schedulers", "seeds", "field"),
+    [
+        ({"workload.arrival_rate": []}, ["fair"], [1], "grid.workload.arrival_rate"),
+        ({"workload.arrival_rate": 10.0}, ["fair"], [1], "grid.workload.arrival_rate"),
+        ({"seed": [1, 2]}, ["fair"], [1], "grid.seed"),
+        ({}, "fair", [1], "schedulers"),
+        ({}, ["fair"], [1.5], "seeds"),
+        ({"workload.arrival_rate": [10.0, 10.0]}, ["fair"], [1], "grid"),
+    ],
+)
+def test_expand_grid_rejects_bad_sweeps(scenario_file, grid, schedulers, seeds, field):
+    """A malformed grid, scheduler list or seed list is a ConfigError naming the field."""
+    with pytest.raises(ConfigError) as info:
+        expand_grid(scenario_file, grid, schedulers, seeds)
+    assert info.value.field == field
+
+
+def test_sweep_files_every_run_and_indexes_it(scenario_file, tmp_path):
+    """Every run gets a complete folder and an index row; load_store tags rows with their run."""
+    store = tmp_path / "store"
+    index = run_sweep(scenario_file, {"workload.arrival_rate": [10.0, 20.0]}, ["fair", "varys"], [1],
+                      store, workers=2, progress=False, run_fn=stand_in_run)
+    assert len(index) == 4 and set(index["status"]) == {"ok"}
+    assert sorted(calls(store)) == sorted(index["hash"])
+    assert list(tmp_dir(store).iterdir()) == []
+    pd.testing.assert_frame_equal(pd.read_parquet(store / "index.parquet"),
+                                  index.sort_values("hash", ignore_index=True))
+    stages = load_store(store)["stages"]
+    assert len(stages) == 3 * 4
+    first = index.iloc[0]
+    mine = stages[stages["hash"] == first["hash"]]
+    assert set(mine["scheduler"]) == {first["scheduler"]} and set(mine["seed"]) == {first["seed"]}
+    assert set(mine["workload.arrival_rate"]) == {first["workload.arrival_rate"]}
+    assert set(mine["backend"]) == {"fluid"}
+
+
+def test_crashing_runs_are_recorded_and_retried(scenario_file, tmp_path):
+    """A run that aborts or raises is filed as failed with its error, the rest finish; a rerun retries only the failed."""
+    store = tmp_path / "store"
+    sweep = (scenario_file, {}, ["fair"], [1, ABORT_SEED, RAISE_SEED], store)
+    index = run_sweep(*sweep, workers=2, progress=False, run_fn=stand_in_run)
+    assert dict(zip(index["seed"], index["status"])) == {
+        1: "ok", ABORT_SEED: "failed", RAISE_SEED: "failed"}
+    errors = dict(zip(index["seed"], index["error"]))
+    assert "SIGABRT" in errors[ABORT_SEED]
+    assert errors[RAISE_SEED] == "ValueError: stand-in failure"
+    raised = store / "failed" / index.loc[index["seed"] == RAISE_SEED, "hash"].item()
+    assert "Traceback" in (raised / "stderr.log").read_text()
+    assert len(load_store(store)["stages"]) == 3
+    first_attempt = (raised / "sweep.json").stat().st_mtime_ns
+
+    again = run_sweep(*sweep, workers=2, progress=False, run_fn=stand_in_run)
+    assert len(calls(store)) == 1
+    assert (raised / "sweep.json").stat().st_mtime_ns > first_attempt
+    pd.testing.assert_frame_equal(index.drop(columns="wall_s"), again.drop(columns="wall_s"))
+
+
+def test_run_function_must_be_importable(scenario_file, tmp_path):
+    """A lambda cannot be run in another process: ConfigError on run_fn before anything runs."""
+    with pytest.raises(ConfigError) as info:
+        run_sweep(scenario_file, {}, ["fair"], [1], tmp_path / "store", progress=False,
+                  run_fn=lambda scenario, out_dir: out_dir)
+    assert info.value.field == "run_fn"
+    assert not (tmp_path / "store" / "runs").exists()
