@@ -27,6 +27,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from .errors import ConfigError
 from .store import INDEX_COLUMNS, load_store
@@ -168,6 +169,13 @@ def sct_summary(store: Path, load: str | None = None, baseline: str = "beamer") 
     return summary.sort_values(keys, ignore_index=True)
 
 
+def _plain_log_y(grid) -> None:
+    """Label a log-scaled y axis with plain numbers (2, 5, 10) instead of powers of ten."""
+    for ax in grid.axes.flat:
+        ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_minor_formatter(NullFormatter())
+
+
 def _titled(grid, title: str) -> Figure:
     """The figure of a seaborn grid, with ``title`` above its panels."""
     grid.figure.suptitle(title, y=1.02)
@@ -188,7 +196,7 @@ def fig_sct_vs_load(tables: dict[str, pd.DataFrame], load: str | None = None,
     facets = {"col": "backend"} if runs["backend"].nunique() > 1 else {}
     x = load or "scheduler"
     grid = sns.catplot(runs, kind="point", x=x, y="sct_ratio", **_hue(runs), **facets,
-                       errorbar=("ci", 95), seed=0, dodge=0.4, height=4, aspect=1.4)
+                       errorbar=("ci", 95), seed=0, dodge=0.3, height=4, aspect=1.4)
     grid.refline(y=1.0, color="0.4", linestyle="--")
     grid.set_axis_labels(load or "scheduler", f"average SCT / average SCT of {baseline}")
     return _titled(grid, f"Average stage completion time normalised to {baseline} "
@@ -221,6 +229,7 @@ def fig_sct_lower_bound(tables: dict[str, pd.DataFrame], load: str | None = None
                        log_scale=True, showfliers=False, height=4, aspect=1.4)
     grid.refline(y=1.0, color="0.4", linestyle="--")
     grid.set_axis_labels(load or "scheduler", "SCT / lower bound (ratio, log scale)")
+    _plain_log_y(grid)
     return _titled(grid, "Stage completion time relative to its lower bound (boxes: quartiles)")
 
 
@@ -262,9 +271,10 @@ def fig_fct_slowdown(tables: dict[str, pd.DataFrame], load: str | None = None) -
     flows = flows.assign(slowdown=flows["fct_s"] / flows["standalone_fct_s"],
                          size=_size_bins(flows["bytes"]))
     grid = sns.catplot(flows, kind="point", x="size", y="slowdown", **_hue(flows), **_facets(flows, load),
-                       errorbar=None, log_scale=(False, True), dodge=0.4, height=3.5, aspect=1.3)
+                       errorbar=None, log_scale=(False, True), dodge=0.3, height=3.5, aspect=1.3)
     grid.set_axis_labels("flow size (bytes)", "mean FCT slowdown (FCT / standalone FCT)")
     grid.tick_params(axis="x", labelrotation=30)
+    _plain_log_y(grid)
     return _titled(grid, "Flow completion time slowdown by flow size")
 
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -38,7 +42,8 @@ configurations = 2
 stages = 2
 workers = 2
 arrival_rate = 20.0
-bytes_scale = 0.01
+bytes_scale = 1.0
+compute_s = 0.01
 """
 
 
@@ -167,3 +172,81 @@ def test_run_function_must_be_importable(scenario_file, tmp_path):
                   run_fn=lambda scenario, out_dir: out_dir)
     assert info.value.field == "run_fn"
     assert not (tmp_path / "store" / "runs").exists()
+
+
+FLUID_SWEEP = ({"workload.arrival_rate": [10.0, 40.0]}, ["fair", "beamer"], [1, 2])
+
+
+def _sweep_script(scenario_file, store):
+    """Python source running FLUID_SWEEP with the real runner, one run at a time."""
+    return (f"from ns3_hpsched.sweep import run_sweep\n"
+            f"run_sweep({str(scenario_file)!r}, *{FLUID_SWEEP!r}, {str(store)!r}, workers=1, progress=False)\n")
+
+
+@pytest.fixture(scope="module")
+def fluid_store(tmp_path_factory):
+    """A store of real fluid runs of FLUID_SWEEP, swept without interruption."""
+    root = tmp_path_factory.mktemp("fluid")
+    (root / "tiny.toml").write_text(SCENARIO)
+    run_sweep(root / "tiny.toml", *FLUID_SWEEP, root / "store", workers=2, progress=False)
+    return root / "store"
+
+
+def test_fluid_sweep_stores_what_the_runner_computes(fluid_store):
+    """Each stored run of a real fluid sweep holds the tables run_scenario writes for its config."""
+    from ns3_hpsched.runner import run_scenario
+
+    index = read_index(fluid_store)
+    assert len(index) == 8 and set(index["status"]) == {"ok"} and set(index["backend"]) == {"fluid"}
+    run = index.iloc[-1]
+    scenario = load_scenario(run["scenario"], {"workload.arrival_rate": run["workload.arrival_rate"],
+                                               "scheduler.name": run["scheduler"], "seed": run["seed"]})
+    direct = run_scenario(scenario, fluid_store.parent / "direct")
+    for table in ("stages", "coflows", "flows"):
+        pd.testing.assert_frame_equal(pd.read_parquet(direct / f"{table}.parquet"),
+                                      pd.read_parquet(runs_dir(fluid_store) / run["hash"] / f"{table}.parquet"))
+
+
+def _results(store):
+    """The stored tables of a store without run-specific timing, for comparing sweeps."""
+    tables = load_store(store)
+    return {name: tables[name] for name in ("stages", "coflows", "flows", "jobs")}
+
+
+def _assert_same_results(a, b):
+    """Two stores hold equal result tables."""
+    for name, table in _results(a).items():
+        pd.testing.assert_frame_equal(table, _results(b)[name], obj=name)
+
+
+def test_killed_sweep_resumes_without_redoing_finished_runs(fluid_store, tmp_path):
+    """A sweep killed (SIGKILL) halfway, started again, reruns nothing finished and ends equal."""
+    scenario_file = fluid_store.parent / "tiny.toml"
+    store = tmp_path / "store"
+    sweep = subprocess.Popen([sys.executable, "-c", _sweep_script(scenario_file, store)])
+    deadline = time.monotonic() + 120
+    while len(list(runs_dir(store).glob("*"))) < 3 and time.monotonic() < deadline:
+        assert sweep.poll() is None, "the sweep ended before it could be killed"
+        time.sleep(0.05)
+    sweep.send_signal(signal.SIGKILL)
+    sweep.wait()
+    finished = {p.name: p.stat().st_mtime_ns for p in runs_dir(store).glob("*")}
+    assert 3 <= len(finished) < 8
+
+    run_sweep(scenario_file, *FLUID_SWEEP, store, workers=2, progress=False)
+    assert {name: (runs_dir(store) / name).stat().st_mtime_ns for name in finished} == finished
+    assert len(read_index(store)) == 8
+    _assert_same_results(store, fluid_store)
+
+
+def test_dask_cluster_fills_the_store_like_the_local_pool(fluid_store, tmp_path):
+    """A sweep sent to a dask.distributed LocalCluster gives the same results as the local pool."""
+    from distributed import LocalCluster
+
+    scenario_file = fluid_store.parent / "tiny.toml"
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                      dashboard_address=None) as cluster:
+        index = run_sweep(scenario_file, *FLUID_SWEEP, tmp_path / "store",
+                          dask_address=cluster.scheduler_address, progress=False)
+    assert set(index["status"]) == {"ok"}
+    _assert_same_results(tmp_path / "store", fluid_store)
