@@ -311,8 +311,10 @@ class Driver:
             self.backend.set_rates({f: r for f, r in rates_bps.items() if f in self._flows})
 
     def _view(self) -> View:
-        ids = list(self._flows)
-        sent = dict(zip(ids, self.backend.bytes_sent(ids).tolist())) if ids else {}
+        ids = [fid for fid, f in self._flows.items() if f.started]
+        sent = dict.fromkeys(self._flows, 0)
+        if ids:
+            sent.update(zip(ids, self.backend.bytes_sent(ids).tolist()))
         coflows = {}
         for cid, c in self._coflows.items():
             flows = tuple(

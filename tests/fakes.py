@@ -52,12 +52,9 @@ class IdealBackend(Backend):
     def bytes_sent(self, flow_ids):
         out = []
         for fid in flow_ids:
-            f = self.flows.get(fid)
-            if f is None:
-                out.append(0)
-            else:
-                frac = min(1.0, (self._now - f["start_s"]) / max(f["fct_s"], 1e-300))
-                out.append(int(f["bytes"] * frac))
+            f = self.flows[fid]
+            frac = min(1.0, (self._now - f["start_s"]) / max(f["fct_s"], 1e-300))
+            out.append(int(f["bytes"] * frac))
         return np.array(out, dtype=np.int64)
 
     def watch_coflow(self, coflow_id, threshold_bytes):

@@ -18,14 +18,18 @@ from .fair import Fair
 from .fifo_lm import FifoLM
 from .grouper import GrouperR
 from .params import field
+from .pinned import Pinned
 from .sincronia import Sincronia
 from .varys import Varys
 
 __all__ = ["POLICIES", "make_policy", "policy_class"]
 
-#: Built-in policies by their scenario-file name.
+#: The compared policies by their scenario-file name.
 POLICIES: dict[str, type[Policy]] = {cls.name: cls for cls in
                                      (Fair, FifoLM, Varys, Aalo, Sincronia, GrouperR, BeamerR)}
+#: Every policy a scenario may name: the compared ones, plus ``pinned`` (classes given by
+#: the workload, for explicit flow lists such as HPCC's).
+NAMED_POLICIES: dict[str, type[Policy]] = {**POLICIES, Pinned.name: Pinned}
 
 
 def policy_class(name: str) -> type[Policy]:
@@ -35,7 +39,7 @@ def policy_class(name: str) -> type[Policy]:
                           f"use one of {sorted(POLICIES)} or 'package.module:Class'")
     if ":" not in name:
         try:
-            return POLICIES[name]
+            return NAMED_POLICIES[name]
         except KeyError:
             raise ConfigError("scheduler.name", f"unknown policy {name!r}",
                               f"use one of {sorted(POLICIES)} or 'package.module:Class'") from None

@@ -1,0 +1,101 @@
+"""Packet vs fluid, number by number: where the flow-level model agrees with ns-3.
+
+Coflows are matched on their natural key ``(cojob, job, stage, iteration, phase)`` and
+stages on ``(cojob, stage)`` -- not on ids, which follow release order and may differ
+between backends when timing differs. The relative error of a duration is
+``(other - packet) / packet``.
+
+An *external* fluid simulator's results can be checked against the packet backend too: a
+CSV with the key columns of one level and its durations --
+
+* stage level: ``cojob, stage, sct_s``
+* coflow level: ``cojob, job, stage, iteration, phase, cct_s``
+
+(``finish_s`` may stand in for the duration column; it is then compared as a time).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import ConfigError
+
+__all__ = ["KEYS", "compare", "summarize", "read_external", "LEVEL_VALUE"]
+
+#: Join keys per level.
+KEYS = {"coflow": ["cojob", "job", "stage", "iteration", "phase"], "stage": ["cojob", "stage"]}
+#: The duration compared per level.
+LEVEL_VALUE = {"coflow": "cct_s", "stage": "sct_s"}
+_TABLE = {"coflow": "coflows", "stage": "stages"}
+
+
+def compare(packet: dict[str, pd.DataFrame], other: dict[str, pd.DataFrame], *,
+            value: dict[str, str] | None = None) -> pd.DataFrame:
+    """Join two runs' coflows and stages; one row per matched item with its relative error.
+
+    ``packet`` and ``other`` map table names (``coflows``, ``stages``) to tables. Returns
+    columns ``level, key, packet_s, other_s, rel_error``. Items present in only one run are
+    an error: both must have played the same workload to the end.
+    """
+    value = value or LEVEL_VALUE
+    rows = []
+    for level, keys in KEYS.items():
+        table = _TABLE[level]
+        if table not in other:
+            continue
+        col = value[level]
+        a = packet[table][keys + [col]]
+        b = other[table][keys + [col]]
+        joined = a.merge(b, on=keys, how="outer", suffixes=("_packet", "_other"), indicator=True)
+        lonely = joined[joined["_merge"] != "both"]
+        if len(lonely):
+            raise ValueError(f"{len(lonely)} {level}s appear in only one run, e.g. "
+                             f"{lonely.iloc[0][keys].to_dict()}: the runs did not play the same workload")
+        frame = pd.DataFrame({
+            "level": level,
+            "key": joined[keys].astype(str).agg("/".join, axis=1),
+            "packet_s": joined[f"{col}_packet"].to_numpy(float),
+            "other_s": joined[f"{col}_other"].to_numpy(float),
+        })
+        frame["rel_error"] = (frame["other_s"] - frame["packet_s"]) / frame["packet_s"]
+        rows.append(frame)
+    return pd.concat(rows, ignore_index=True)
+
+
+def summarize(pairs: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
+    """Median, p95 and max of |relative error|, and the error of the averages, per level."""
+    groups = (by or []) + ["level"]
+
+    def stats(g: pd.DataFrame) -> pd.Series:
+        err = g["rel_error"].abs().to_numpy()
+        return pd.Series({
+            "n": len(g),
+            "median_abs_error": float(np.median(err)),
+            "p95_abs_error": float(np.percentile(err, 95)),
+            "max_abs_error": float(err.max()),
+            "mean_packet_s": g["packet_s"].mean(),
+            "mean_other_s": g["other_s"].mean(),
+            "error_of_means": (g["other_s"].mean() - g["packet_s"].mean()) / g["packet_s"].mean(),
+        })
+
+    return pairs.groupby(groups, sort=False).apply(stats, include_groups=False).reset_index()
+
+
+def read_external(path: Path | str) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    """Read an external simulator's CSV (see the module docstring).
+
+    Returns ``({table: frame}, {level: compared column})`` for :func:`compare`.
+    """
+    frame = pd.read_csv(path)
+    level = "coflow" if set(KEYS["coflow"]) <= set(frame.columns) else "stage"
+    if not set(KEYS[level]) <= set(frame.columns):
+        raise ConfigError(str(path), f"columns {list(frame.columns)} lack the key columns",
+                          "give cojob,stage (stages) or cojob,job,stage,iteration,phase (coflows)")
+    col = LEVEL_VALUE[level] if LEVEL_VALUE[level] in frame.columns else "finish_s"
+    if col not in frame.columns:
+        raise ConfigError(str(path), f"has no {LEVEL_VALUE[level]} or finish_s column",
+                          f"add {LEVEL_VALUE[level]} (durations) or finish_s (times)")
+    return {_TABLE[level]: frame}, {level: col}
