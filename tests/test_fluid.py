@@ -7,6 +7,7 @@ import pytest
 from ns3_hpsched.backends.base import FlowStart
 from ns3_hpsched.backends.fluid import FluidBackend
 from ns3_hpsched.errors import ConfigError
+from ns3_hpsched.sched.allocator import max_min_allocate
 from ns3_hpsched.topology import big_switch, dumbbell, fat_tree
 
 C = 8e9  # bits/s: one byte per nanosecond, so bytes / (C/8) is easy to read
@@ -191,6 +192,17 @@ def test_conservation_capacity_and_saturation_after_every_allocation(latency):
     for f in flows:
         expected_tx[list(paths[f.flow_id])] += f.size_bytes
     np.testing.assert_allclose(tx, expected_tx, atol=len(flows))
+
+
+def test_incremental_allocation_equals_allocating_from_scratch():
+    """Keeping the rates of classes above a change gives the allocator's from-scratch rates."""
+    backend, flows, allocations = _random_run(seed=5, n_flows=80)
+    topo = backend.topology
+    paths = {f.flow_id: topo.flow_path(f.flow_id, f.src, f.dst) for f in flows}
+    for alloc in allocations:
+        scratch = max_min_allocate([paths[fid] for fid in alloc.flow_ids.tolist()], alloc.classes,
+                                   topo.port_capacity_bps)
+        np.testing.assert_allclose(alloc.rates_bps, scratch, rtol=1e-9, atol=1e-3)
 
 
 def test_two_runs_are_identical():

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import ConfigError
-from ...sched.allocator import allocate
+from ...sched.allocator import Incidence, allocate
 from ...topology import Topology
 from ..base import Backend, FlowStart, RunStats
 from .coflows import CoflowMeter
@@ -35,6 +35,10 @@ from .flows import ACTIVE, DONE, FlowStore
 from .latency import delivery_s, handshake_s
 
 __all__ = ["FluidBackend", "Allocation"]
+
+#: A port whose kept higher-class load leaves less than this fraction of its capacity is
+#: saturated (float round-off would otherwise leave crumbs of rate to lower classes).
+RESIDUAL_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,7 @@ class FluidBackend(Backend):
         self._arrived: list[int] = []           # records past their handshake, not yet active
         self._given = np.empty(0, dtype=np.int64)  # records holding an explicit rate
         self._dirty = False                     # rates must be recomputed
+        self._changed_class = n_classes         # ... from this class down
         self._watch_dirty = False               # crossing times must be recomputed
         self._port_rate = np.zeros(topology.n_ports)
         self._port_tx = np.zeros(topology.n_ports)
@@ -132,8 +137,9 @@ class FluidBackend(Backend):
         rec = self._flows.record(flow_id)
         if self._flows.state[rec] == DONE or self._flows.klass[rec] == priority:
             return
+        if self._flows.state[rec] == ACTIVE:
+            self._changed(min(priority, self._flows.klass[rec]))
         self._flows.klass[rec] = priority
-        self._dirty |= self._flows.state[rec] == ACTIVE
 
     def set_rates(self, rates_bps: dict[int, float]) -> None:
         """Replace the explicit rates: the flows named get theirs first, all others none.
@@ -149,7 +155,7 @@ class FluidBackend(Backend):
         self._flows.given_bps[self._given] = 0.0
         self._flows.given_bps[recs] = rates
         self._given = recs
-        self._dirty = True
+        self._changed(0)
 
     def bytes_sent(self, flow_ids: Sequence[int]) -> np.ndarray:
         """Bytes of each flow sent so far (fluid: sent = delivered), rounded to int64."""
@@ -220,6 +226,7 @@ class FluidBackend(Backend):
         if self._arrived or self._dirty:
             self._sync()
             if self._arrived:
+                self._changed(self._flows.klass[self._arrived].min())
                 self._flows.activate(self._arrived)
                 self._arrived = []
             self._allocate()
@@ -232,16 +239,44 @@ class FluidBackend(Backend):
             self._watch_dirty = False
 
     def _allocate(self) -> None:
-        """New rates for the active flows, and their finish times."""
+        """New rates for the active flows, and their finish times.
+
+        Strict priority means a class's rates depend only on the flows of its own and higher
+        classes: flows above the highest class that changed keep their rates, and only the
+        classes from there down are refilled, in what the kept flows leave. Explicit rates
+        are granted across all classes first, so while any active flow has one, everything
+        is refilled.
+        """
         f = self._flows
         incidence = f.incidence()
-        rate = allocate(incidence, f.klass[f.active], self._capacity, given_rate=f.given_bps[f.active])
+        klass, given = f.klass[f.active], f.given_bps[f.active]
+        top = 0 if given.any() else self._changed_class
+        kept = klass < top
+        if not kept.any():
+            rate = allocate(incidence, klass, self._capacity, given_rate=given)
+        else:
+            rate = f.rate_bps.copy()
+            hop_kept = kept[incidence.flow]
+            used = np.bincount(incidence.port[hop_kept], weights=rate[incidence.flow[hop_kept]],
+                               minlength=self.topology.n_ports)
+            residual = self._capacity - used
+            residual[residual <= RESIDUAL_RTOL * self._capacity] = 0.0  # saturated up to round-off
+            refill = np.flatnonzero(~kept)
+            local = np.cumsum(~kept) - 1
+            sub = Incidence(local[incidence.flow[~hop_kept]], incidence.port[~hop_kept], len(refill))
+            rate[refill] = allocate(sub, klass[refill], residual)
+        self._changed_class = self.n_classes
         f.set_rates(rate, self._now)
         self._port_rate = np.bincount(incidence.port, weights=rate[incidence.flow],
                                       minlength=self.topology.n_ports)
         if self.on_allocate is not None:
-            self.on_allocate(Allocation(self._now, f.flow_id[f.active], f.klass[f.active].copy(),
-                                        rate.copy(), self._port_rate.copy()))
+            self.on_allocate(Allocation(self._now, f.flow_id[f.active], klass, rate.copy(),
+                                        self._port_rate.copy()))
+
+    def _changed(self, klass: int) -> None:
+        """Rates of class ``klass`` and below must be recomputed."""
+        self._changed_class = min(self._changed_class, int(klass))
+        self._dirty = True
 
     def _next_finish(self) -> float:
         """When the next active flow sends its last byte (``inf`` if none)."""
@@ -256,13 +291,13 @@ class FluidBackend(Backend):
         if due.any():
             self._sync()
             recs, crumbs = f.finish(due)
+            self._changed(f.klass[recs].min())
             self._coflows.add(f.coflow[recs], crumbs)
             delay = (delivery_s(f.path[recs], f.size[recs], self._delay, self._capacity, self.topology.mtu_bytes)
                      if self.latency else np.zeros(len(recs)))
             f.finish_s[recs] = t + delay
             for flow_id, finish_s in zip(f.flow_id[recs].tolist(), f.finish_s[recs].tolist()):
                 self._queue.push(finish_s, self._flow_done, flow_id, finish_s)
-            self._dirty = True
         for coflow_id in crossed:
             self._queue.push(t, self._threshold_crossed, coflow_id)
 
