@@ -103,6 +103,15 @@ def test_explicit_rates_then_backfill_and_clearing_them():
     assert done == {2: pytest.approx(1.5e-3), 1: pytest.approx(2e-3)}
 
 
+def test_flow_with_explicit_rate_finishing_frees_its_capacity():
+    """When a flow holding a given rate ends, a higher-class flow that shared with it speeds up."""
+    backend = FluidBackend(dumbbell(rate_bps=C), latency=False)
+    backend.at(0.0, lambda: backend.set_rates({1: C / 2}))
+    done = _run(backend, [FlowStart(1, 0, 2, 500_000, priority=1), FlowStart(2, 1, 3, 1_000_000, priority=0)])
+    # both at 0.5 byte/ns until flow 1 ends at 1 ms; flow 2's last 0.5 MB then takes 0.5 ms.
+    assert done == {1: pytest.approx(1e-3), 2: pytest.approx(1.5e-3)}
+
+
 def test_watch_coflow_fires_at_the_exact_crossing_time():
     """A coflow paused by a class-0 flow crosses its threshold when the piecewise-linear bytes say."""
     backend = FluidBackend(dumbbell(rate_bps=C), latency=False)

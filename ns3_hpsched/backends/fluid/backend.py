@@ -100,6 +100,7 @@ class FluidBackend(Backend):
         self._given = np.empty(0, dtype=np.int64)  # records holding an explicit rate
         self._dirty = False                     # rates must be recomputed
         self._changed_class = n_classes         # ... from this class down
+        self._given_last = False                # the last allocation granted explicit rates
         self._watch_dirty = False               # crossing times must be recomputed
         self._port_rate = np.zeros(topology.n_ports)
         self._port_tx = np.zeros(topology.n_ports)
@@ -244,13 +245,13 @@ class FluidBackend(Backend):
         Strict priority means a class's rates depend only on the flows of its own and higher
         classes: flows above the highest class that changed keep their rates, and only the
         classes from there down are refilled, in what the kept flows leave. Explicit rates
-        are granted across all classes first, so while any active flow has one, everything
-        is refilled.
+        are granted across all classes first, so while any active flow has one (or had one
+        at the last allocation), everything is refilled.
         """
         f = self._flows
         incidence = f.incidence()
         klass, given = f.klass[f.active], f.given_bps[f.active]
-        top = 0 if given.any() else self._changed_class
+        top = 0 if given.any() or self._given_last else self._changed_class
         kept = klass < top
         if not kept.any():
             rate = allocate(incidence, klass, self._capacity, given_rate=given)
@@ -266,6 +267,7 @@ class FluidBackend(Backend):
             sub = Incidence(local[incidence.flow[~hop_kept]], incidence.port[~hop_kept], len(refill))
             rate[refill] = allocate(sub, klass[refill], residual)
         self._changed_class = self.n_classes
+        self._given_last = bool(given.any())
         f.set_rates(rate, self._now)
         self._port_rate = np.bincount(incidence.port, weights=rate[incidence.flow],
                                       minlength=self.topology.n_ports)
