@@ -137,21 +137,24 @@ def _progressive_fill(flow: np.ndarray, port: np.ndarray, n_flows: int, residual
     rate = _zeros(n_flows, like=residual)
     zero = _zeros(1, like=residual)
     n_ports = len(residual)
+    no_flow_share = np.full(n_flows, np.inf, dtype=residual.dtype)
+    no_port_share = np.full(n_ports, np.inf, dtype=residual.dtype)
+    count = np.bincount(port, minlength=n_ports)  # unfrozen flows per port
     while len(flow):
-        count = np.bincount(port, minlength=n_ports)
         used = count > 0
-        share = np.full(n_ports, np.inf, dtype=residual.dtype)
-        share[used] = residual[used] / count[used].astype(residual.dtype)
-        flow_share = np.full(n_flows, np.inf, dtype=residual.dtype)
+        share = residual / np.maximum(count, 1).astype(residual.dtype)  # read only where used
+        flow_share = no_flow_share.copy()
         np.minimum.at(flow_share, flow, share[port])
-        neighbour_share = np.full(n_ports, np.inf, dtype=residual.dtype)
-        np.minimum.at(neighbour_share, port, flow_share[flow])
+        hop_share = flow_share[flow]
+        neighbour_share = no_port_share.copy()
+        np.minimum.at(neighbour_share, port, hop_share)
         bottleneck = used & (share <= neighbour_share)
         frozen = np.zeros(n_flows, dtype=bool)
         frozen[flow[bottleneck[port]]] = True
-        rate[frozen] = flow_share[frozen]
         done = frozen[flow]
-        residual -= _port_sum(port[done], rate[flow[done]], residual)
+        rate[flow[done]] = hop_share[done]
+        residual -= _port_sum(port[done], hop_share[done], residual)
+        count -= np.bincount(port[done], minlength=n_ports)
         residual[bottleneck] = zero  # saturated by construction; no round-off dust for lower classes
         np.maximum(residual, zero, out=residual)
         flow, port = flow[~done], port[~done]
