@@ -1,12 +1,13 @@
 """Scheduling policies: pure functions from a :class:`View` of the cluster to a :class:`Decision`.
 
 One module per policy, the shared time-unit demands (:mod:`.demand`), the mapping of an
-order onto K physical priority classes (:mod:`.classes`) and a registry by name
-(:mod:`.registry`). Grouper-R and Beamer-R are this project's reconstructions of
+order onto K physical priority classes (:mod:`.classes`), the flow-level allocator that
+turns classes into rates (:mod:`.allocator`) and a registry by name (:mod:`.registry`). Grouper-R and Beamer-R are this project's reconstructions of
 Grouper and Beamer, whose algorithms are not public (see their modules).
 """
 
 from .aalo import Aalo
+from .allocator import allocate, max_min_allocate
 from .base import Policy
 from .beamer import BeamerR
 from .classes import class_per_coflow, flow_ids, order_to_classes
@@ -26,4 +27,5 @@ __all__ = [
     "Fair", "FifoLM", "Varys", "Aalo", "Sincronia", "GrouperR", "BeamerR",
     "bssi", "madd_rates", "stage_demands", "stage_ranks",
     "port_bytes", "coflow_demand", "bottleneck_s", "demand_matrix", "TIE_BREAKS",
+    "max_min_allocate", "allocate",
 ]
