@@ -21,9 +21,10 @@ def port_bytes(flows: Iterable[FlowState]) -> dict[int, int]:
     """Remaining bytes of ``flows`` on each port they cross (ports without bytes omitted)."""
     load: dict[int, int] = {}
     for flow in flows:
-        if flow.remaining_bytes > 0:
+        remaining = flow.remaining_bytes
+        if remaining > 0:
             for port in flow.ports:
-                load[port] = load.get(port, 0) + flow.remaining_bytes
+                load[port] = load.get(port, 0) + remaining
     return load
 
 

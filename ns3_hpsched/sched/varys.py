@@ -75,29 +75,27 @@ def madd_rates(coflows: Sequence[CoflowState], capacity_bps: np.ndarray) -> dict
     dict
         ``flow_id -> rate_bps`` for every flow of ``coflows`` (0 for starved flows).
     """
-    residual: dict[int, float] = {}
-
-    def free(port: int) -> float:
-        return residual.get(port, float(capacity_bps[port]))
+    capacity = capacity_bps.tolist()
+    residual = list(capacity)
 
     def take(flow_ports: Sequence[int], rate: float) -> None:
         for p in flow_ports:
-            left = free(p) - rate
-            residual[p] = 0.0 if left < capacity_bps[p] * RESIDUAL_EPS else left
+            left = residual[p] - rate
+            residual[p] = 0.0 if left < capacity[p] * RESIDUAL_EPS else left
 
     rates = {f.flow_id: 0.0 for c in coflows for f in c.flows}
     for c in coflows:
         load = port_bytes(c.flows)
-        if not load or any(free(p) <= 0 for p in load):
+        if not load or any(residual[p] <= 0 for p in load):
             continue
-        tau = max(b * 8 / free(p) for p, b in load.items())
+        tau = max(b * 8 / residual[p] for p, b in load.items())
         for f in c.flows:
             if f.remaining_bytes > 0:
                 rates[f.flow_id] = f.remaining_bytes * 8 / tau
                 take(f.ports, rates[f.flow_id])
     for c in coflows:
         for f in sorted(c.flows, key=lambda f: f.flow_id):
-            extra = min((free(p) for p in f.ports), default=0.0)
+            extra = min((residual[p] for p in f.ports), default=0.0)
             if f.remaining_bytes > 0 and extra > 0:
                 rates[f.flow_id] += extra
                 take(f.ports, extra)
