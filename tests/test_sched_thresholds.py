@@ -64,7 +64,8 @@ def test_fifo_lm_learns_theta_as_the_percentile_of_released_coflow_sizes():
 @settings(max_examples=60, deadline=None)
 def test_fifo_lm_theta_zero_is_per_flow_fair(v):
     """theta = 0: every coflow is heavy at once, so all flows share one class, as under fair."""
-    assert classes(make_policy("fifo-lm", theta_bytes=0).decide(v).order) == classes(make_policy("fair").decide(v).order)
+    fair = make_policy("fair").decide(v).order
+    assert classes(make_policy("fifo-lm", theta_bytes=0).decide(v).order) == classes(fair)
 
 
 @given(random_views())

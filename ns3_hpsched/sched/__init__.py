@@ -1,9 +1,11 @@
-"""Scheduling policies: pure functions from a :class:`View` of the cluster to a :class:`Decision`.
+"""Scheduling policies: from a :class:`View` of the cluster to a :class:`Decision`.
 
 One module per policy, the shared time-unit demands (:mod:`.demand`), the mapping of an
 order onto K physical priority classes (:mod:`.classes`), the flow-level allocator that
-turns classes into rates (:mod:`.allocator`) and a registry by name (:mod:`.registry`). Grouper-R and Beamer-R are this project's reconstructions of
-Grouper and Beamer, whose algorithms are not public (see their modules).
+turns classes into rates (:mod:`.allocator`) and a registry by name (:mod:`.registry`).
+Policies never touch a backend; the only memory any keeps is Aalo's queue entry times and
+Sincronia's epoch order, both cleared by ``setup``. Grouper-R and Beamer-R are this
+project's reconstructions of Grouper and Beamer, whose algorithms are not public.
 """
 
 from .aalo import Aalo
