@@ -86,3 +86,18 @@ def test_fifo_lm_without_theta_needs_setup():
     with pytest.raises(ConfigError, match="setup"):
         make_policy("fifo-lm").decide(oracle())
 
+
+
+class Tunable(POLICIES["fair"]):
+    """A user's policy taking open-ended keyword parameters."""
+
+    name = "tunable"
+
+    def __init__(self, **params):
+        self.params = params
+
+
+def test_policies_with_open_keyword_parameters_receive_them_all():
+    """A plug-in whose __init__ takes **params gets every parameter instead of a ConfigError."""
+    policy = make_policy(f"{__name__}:Tunable", alpha=1, beta="x")
+    assert policy.params == {"alpha": 1, "beta": "x"}

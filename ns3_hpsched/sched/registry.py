@@ -65,9 +65,11 @@ def make_policy(name: str, **params) -> Policy:
         a parameter value the policy rejects.
     """
     cls = policy_class(name)
-    accepted = [p for p in inspect.signature(cls).parameters if p != "self"]
+    signature = inspect.signature(cls).parameters.values()
+    accepted = [p.name for p in signature if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    open_ended = any(p.kind == p.VAR_KEYWORD for p in signature)
     for key in params:
-        if key not in accepted:
+        if key not in accepted and not open_ended:
             raise ConfigError(field(key), f"{name} takes no parameter {key!r}",
                               f"use one of {accepted}" if accepted else f"{name} takes no parameters")
     return cls(**params)
