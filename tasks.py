@@ -58,3 +58,68 @@ def test(c, quick=False, k=None):
     if k:
         args += ["-k", k]
     c.run(f"{sys.executable} -m pytest " + " ".join(f"'{a}'" for a in args), pty=False)
+
+
+@task(iterable=["scheduler", "set"], help={
+    "scenario": "scenario name or path (default: small-search)",
+    "scheduler": "policy to check (repeatable; default: all seven)",
+    "set": "override a scenario field, KEY=VALUE (repeatable)",
+    "store": "result store folder (default: results/crosscheck-<scenario>)",
+    "external": "CSV of an external fluid simulator to check against the packet backend instead",
+    "workers": "simulations at a time (default 1: packet runs want a core each)",
+})
+@_fail_cleanly
+def crosscheck(c, scenario="small-search", scheduler=None, set=None, store=None, external=None, workers=1):
+    """Run a scenario on the packet and fluid backends and report, number by number, how they agree."""
+    from ns3_hpsched.cli import crosscheck as run, parse_overrides
+    from ns3_hpsched.sched import POLICIES
+
+    run(scenario, list(scheduler or POLICIES), parse_overrides(set or []), store=store, external=external,
+        workers=int(workers))
+
+
+@task(iterable=["scheduler", "seed", "grid"], help={
+    "scenario": "scenario name or path",
+    "grid": "a grid axis KEY=V1,V2,... with a dotted scenario key (repeatable)",
+    "scheduler": "policy (repeatable; default: all seven)",
+    "seed": "seed (repeatable; default: 1)",
+    "store": "result store folder (default: results/sweep-<scenario>)",
+    "workers": "runs at a time on this machine (default: number of CPUs)",
+    "dask": "address of a dask.distributed scheduler to send runs to (e.g. tcp://host:8786)",
+})
+@_fail_cleanly
+def sweep(c, scenario, grid=None, scheduler=None, seed=None, store=None, workers=None, dask=None):
+    """Run a grid of simulations (scenario x grid x schedulers x seeds); resumes where it stopped."""
+    from pathlib import Path
+
+    from ns3_hpsched.cli import parse_grid
+    from ns3_hpsched.sched import POLICIES
+    from ns3_hpsched.sweep import run_sweep
+
+    index = run_sweep(scenario, parse_grid(grid or []), list(scheduler or POLICIES),
+                      [int(s) for s in (seed or [1])], Path(store or f"results/sweep-{Path(scenario).stem}"),
+                      workers=int(workers) if workers else None, dask_address=dask)
+    print(index.groupby("status").size().to_string())
+
+
+@task(help={"store": "result store folder written by invoke sweep", "out": "folder for the figures",
+            "load": "grid parameter that is the load (default: the one that varies)"})
+@_fail_cleanly
+def analyze(c, store, out=None, load=None):
+    """Draw the figures of a result store as PNG files, and list them."""
+    from pathlib import Path
+
+    from ns3_hpsched.plots import analyze as draw
+
+    for path in draw(Path(store), Path(out or Path(store) / "figures"), load=load):
+        print(path)
+
+
+@task(help={"which": "packet, fluid or all"})
+def bench(c, which="all"):
+    """Run the speed and memory benchmarks in benchmarks/ and print their numbers."""
+    from pathlib import Path
+
+    for script in sorted(Path("benchmarks").glob("bench_*.py")):
+        if which in ("all", script.stem.removeprefix("bench_")):
+            c.run(f"{sys.executable} {script}")

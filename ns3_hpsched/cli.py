@@ -12,7 +12,7 @@ from .results import read_run
 from .runner import run_scenario
 from .scenario import Scenario, apply_overrides, load_scenario, scenario_from_dict
 
-__all__ = ["simulate", "crosscheck", "parse_overrides", "hpcc_scenario", "summary"]
+__all__ = ["simulate", "crosscheck", "parse_overrides", "parse_grid", "hpcc_scenario", "summary"]
 
 RESULTS_DIR = Path("results")
 
@@ -80,41 +80,56 @@ def summary(run_dir: Path) -> str:
 
 
 def crosscheck(scenario: str, schedulers: list[str] | None = None, overrides: dict[str, Any] | None = None,
-               out: str | None = None, external: str | None = None) -> Path:
+               store: str | None = None, external: str | None = None, workers: int = 1) -> Path:
     """Run ``scenario`` on both backends per scheduler (or check an external CSV); report errors.
 
+    Runs go through the sweep store (``store``, default ``results/crosscheck-<scenario>``),
+    each in its own process, so a crosscheck that is interrupted resumes where it stopped.
     Writes ``crosscheck.parquet`` (every matched coflow and stage with its relative error),
-    ``crosscheck_summary.csv`` and ``crosscheck.png`` (packet vs fluid scatter, log axes).
+    ``crosscheck_summary.csv`` and ``crosscheck.png`` into the store folder.
     """
     from . import crosscheck as cc
-    from .plots import crosscheck_scatter
+    from .store import load_store
+    from .sweep import run_sweep
 
-    overrides = overrides or {}
+    overrides = dict(overrides or {})
     base = load_scenario(scenario, overrides)
-    out_dir = Path(out) if out else RESULTS_DIR / f"crosscheck-{base.name}"
-    if external:
-        schedulers = [base.scheduler.name]
-    schedulers = schedulers or [base.scheduler.name]
+    store_dir = Path(store) if store else RESULTS_DIR / f"crosscheck-{base.name}"
+    schedulers = [base.scheduler.name] if external else (schedulers or [base.scheduler.name])
+    seed = int(overrides.pop("seed", base.seed))
+    grid = {key: [value] for key, value in overrides.items()}
+    grid["backend"] = ["packet"] if external else ["packet", "fluid"]
+    index = run_sweep(scenario, grid, schedulers, [seed], store_dir, workers=workers)
+    failed = index[index["status"] != "ok"]
+    if len(failed):
+        raise RuntimeError(f"{len(failed)} runs failed, e.g. {failed.iloc[0]['error']}")
+    tables = load_store(store_dir)
     frames = []
     for name in schedulers:
-        runs = {}
-        for backend in (["packet"] if external else ["packet", "fluid"]):
-            sc = load_scenario(scenario, {**overrides, "backend": backend, "scheduler.name": name})
-            path = out_dir / "runs" / f"{name}-{backend}"
-            if not (path / "run.json").exists():
-                print(f"running {name} on the {backend} backend ...", flush=True)
-                run_scenario(sc, path)
-            runs[backend] = read_run(path)[0]
+        runs = {backend: {t: tables[t][(tables[t]["scheduler"] == name) & (tables[t]["backend"] == backend)]
+                          for t in ("coflows", "stages")} for backend in grid["backend"]}
         other, value = cc.read_external(external) if external else (runs["fluid"], None)
         pairs = cc.compare(runs["packet"], other, value=value)
         pairs.insert(0, "scheduler", name)
         frames.append(pairs)
     pairs = pd.concat(frames, ignore_index=True)
     summary_table = cc.summarize(pairs, by=["scheduler"])
-    out_dir.mkdir(parents=True, exist_ok=True)
-    pairs.to_parquet(out_dir / "crosscheck.parquet", index=False)
-    summary_table.to_csv(out_dir / "crosscheck_summary.csv", index=False)
-    crosscheck_scatter(pairs, out_dir / "crosscheck.png", other_label="external" if external else "fluid")
+    pairs.to_parquet(store_dir / "crosscheck.parquet", index=False)
+    summary_table.to_csv(store_dir / "crosscheck_summary.csv", index=False)
+    cc.scatter(pairs, store_dir / "crosscheck.png", other_label="external" if external else "fluid")
     print(summary_table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
-    print(f"written to {out_dir}")
-    return out_dir
+    print(f"written to {store_dir}")
+    return store_dir
+
+
+def parse_grid(axes: list[str]) -> dict[str, list[Any]]:
+    """``["workload.arrival_rate=0.5,1,2"]`` -> ``{"workload.arrival_rate": [0.5, 1, 2]}``."""
+    from .scenario import parse_value
+
+    grid = {}
+    for axis in axes:
+        key, sep, values = axis.partition("=")
+        if not sep or not key or not values:
+            raise ConfigError("--grid", f"{axis!r} is not KEY=V1,V2,...", "e.g. --grid workload.arrival_rate=0.5,1,2")
+        grid[key.strip()] = [parse_value(v.strip()) for v in values.split(",")]
+    return grid

@@ -23,7 +23,7 @@ import pandas as pd
 
 from .errors import ConfigError
 
-__all__ = ["KEYS", "compare", "summarize", "read_external", "LEVEL_VALUE"]
+__all__ = ["KEYS", "LEVEL_VALUE", "compare", "summarize", "read_external", "scatter"]
 
 #: Join keys per level.
 KEYS = {"coflow": ["cojob", "job", "stage", "iteration", "phase"], "stage": ["cojob", "stage"]}
@@ -99,3 +99,26 @@ def read_external(path: Path | str) -> tuple[dict[str, pd.DataFrame], dict[str, 
         raise ConfigError(str(path), f"has no {LEVEL_VALUE[level]} or finish_s column",
                           f"add {LEVEL_VALUE[level]} (durations) or finish_s (times)")
     return {_TABLE[level]: frame}, {level: col}
+
+
+def scatter(pairs: pd.DataFrame, path: Path | str, *, other_label: str = "fluid") -> Path:
+    """Packet vs other durations, one point per coflow or stage, log axes and the y = x line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    grid = sns.relplot(pairs, x="packet_s", y="other_s", hue="scheduler", col="level",
+                       palette="colorblind", facet_kws={"sharex": False, "sharey": False}, height=4)
+    for level, ax in grid.axes_dict.items():
+        sub = pairs[pairs["level"] == level]
+        lo, hi = sub[["packet_s", "other_s"]].min().min(), sub[["packet_s", "other_s"]].max().max()
+        ax.plot([lo, hi], [lo, hi], color="0.4", linestyle="--", linewidth=1)
+        ax.set(xscale="log", yscale="log", xlabel=f"{LEVEL_VALUE[level]} on the packet backend (s)",
+               ylabel=f"{LEVEL_VALUE[level]} on the {other_label} backend (s)")
+    grid.figure.suptitle(f"Packet vs {other_label} backend: one point per {' and per '.join(grid.axes_dict)}",
+                         y=1.02)
+    grid.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(grid.figure)
+    return Path(path)
