@@ -1,0 +1,125 @@
+"""Speed and scale of the ns-3 packet backend (a script, not a test).
+
+Measures, each in a fresh subprocess (ns-3's simulator is a process-wide singleton):
+
+* traffic: 8 flows of 125 MB across pods of a k=4 fat-tree at 10 Gbps, TCP (NewReno,
+  MTU 9000), once with all control in C++ (flows started from C++, no Python dispatcher)
+  and once driven from Python through the Backend interface (``at`` starts every flow,
+  ``on_flow_done`` reaches Python). Reports events/s and wall seconds per simulated GB;
+  the wall ratio python/cpp is the cost of Python control.
+* build: wall seconds and peak memory to build k = 4, 8, 16 fat-trees (after ns-3 is loaded).
+
+Usage: ``python benchmarks/bench_packet.py [traffic|build|all]``.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+N_FLOWS, FLOW_BYTES, TRANSPORT = 8, 125_000_000, "newreno"
+
+
+def flows(topo):
+    """Flow i: host i -> host i + n/2 (pods 0-1 to pods 2-3)."""
+    return [(i, i, i + topo.n_hosts // 2, FLOW_BYTES) for i in range(N_FLOWS)]
+
+
+def traffic_cpp() -> dict:
+    """All control in C++: flows registered and started by C++, no Python callbacks."""
+    from ns3_hpsched.backends.packet import load, make_transport
+    from ns3_hpsched.backends.packet.network import realise
+    from ns3_hpsched.topology import fat_tree, flow_five_tuple
+
+    lib = load()
+    topo, transport = fat_tree(4), make_transport(TRANSPORT)
+    transport.configure(lib.ns, topo)
+    fabric = realise(lib.cpp, topo, transport, n_bands=8, device_queue_packets=1)
+    session = lib.cpp.Session()
+    starter = transport.create_flows(lib.cpp, fabric, session)
+    for flow_id, src, dst, size in flows(topo):
+        ft = flow_five_tuple(flow_id, src, dst)
+        starter.StartFlow(0.0, flow_id, src, dst, size, 0, -1, ft.sport, ft.dport)
+    started = time.perf_counter()
+    lib.ns.Simulator.Run()
+    wall = time.perf_counter() - started
+    return {"wall_s": wall, "events": int(lib.ns.Simulator.GetEventCount()),
+            "end_s": lib.ns.Simulator.Now().GetSeconds(), "flows_done": int(session.NFlows())}
+
+
+def traffic_python() -> dict:
+    """Driven from Python through the Backend interface."""
+    from ns3_hpsched.backends.base import FlowStart
+    from ns3_hpsched.backends.packet import PacketBackend
+    from ns3_hpsched.topology import fat_tree
+
+    topo = fat_tree(4)
+    backend = PacketBackend(topo, transport=TRANSPORT)
+    done = []
+    backend.on_flow_done = lambda flow_id, finish_s: done.append(flow_id)
+    for flow_id, src, dst, size in flows(topo):
+        backend.at(0.0, lambda f=FlowStart(flow_id, src, dst, size): backend.start_flow(f))
+    stats = backend.run()
+    return {"wall_s": stats.wall_s, "events": stats.events, "end_s": stats.end_s, "flows_done": len(done)}
+
+
+def build(k: int) -> dict:
+    """Wall time and memory to build a k-ary fat-tree once ns-3 is loaded."""
+    from ns3_hpsched.backends.packet import PacketBackend, load
+    from ns3_hpsched.topology import fat_tree
+
+    load()
+    base_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    started = time.perf_counter()
+    topo = fat_tree(k)
+    backend = PacketBackend(topo)
+    wall = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"k": k, "hosts": topo.n_hosts, "switches": topo.n_nodes - topo.n_hosts, "build_s": wall,
+            "ns3_build_s": backend.build_s, "peak_rss_mb": peak_mb, "rss_after_load_mb": base_mb}
+
+
+WORKERS = {"traffic-cpp": traffic_cpp, "traffic-python": traffic_python,
+           **{f"build-{k}": (lambda k=k: build(k)) for k in (4, 8, 16)}}
+
+
+def in_subprocess(worker: str) -> dict:
+    """Run one worker in a fresh interpreter and return its JSON result."""
+    out = subprocess.run([sys.executable, __file__, "--worker", worker], check=True,
+                         capture_output=True, text=True, cwd=ROOT).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main(part: str) -> None:
+    if part in ("traffic", "all"):
+        gb = N_FLOWS * FLOW_BYTES / 1e9
+        results = {mode: in_subprocess(f"traffic-{mode}") for mode in ("cpp", "python")}
+        for mode, r in results.items():
+            print(f"traffic[{mode:6}] {r['flows_done']} flows, sim {r['end_s'] * 1e3:.1f} ms, "
+                  f"{r['events']:,} events in {r['wall_s']:.2f} s wall: {r['events'] / r['wall_s']:,.0f} events/s, "
+                  f"{r['wall_s'] / gb:.2f} wall s per simulated GB")
+        print(f"python/cpp wall ratio: {results['python']['wall_s'] / results['cpp']['wall_s']:.3f}")
+    if part in ("build", "all"):
+        for k in (4, 8, 16):
+            r = in_subprocess(f"build-{k}")
+            print(f"build k={k:2}: {r['hosts']} hosts, {r['switches']} switches, {r['build_s']:.2f} s "
+                  f"(ns-3 part {r['ns3_build_s']:.2f} s), peak RSS {r['peak_rss_mb']:.0f} MB "
+                  f"(+{r['peak_rss_mb'] - r['rss_after_load_mb']:.0f} MB over loaded ns-3)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+        from ns3_hpsched.backends.packet.loader import quiet_stderr
+
+        with quiet_stderr():
+            result = WORKERS[sys.argv[2]]()
+        print(json.dumps(result))
+    else:
+        main(sys.argv[1] if len(sys.argv) > 1 else "all")
