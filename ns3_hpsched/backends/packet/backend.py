@@ -185,6 +185,7 @@ class PacketBackend(Backend):
         return pd.DataFrame({
             "port": np.arange(n), "name": [self.topology.port_name(p) for p in range(n)],
             "tx_bytes": tx.astype(np.int64), "drops": drops.astype(np.int64), "ecn_marks": marks.astype(np.int64),
+            **self.transport.port_stats(self._flows, n),
         })
 
     def describe(self) -> dict:

@@ -20,7 +20,7 @@ __all__ = ["CPP_DIR", "HEADERS", "load", "quiet_stderr"]
 CPP_DIR = Path(__file__).with_name("cpp")
 #: Headers compiled in this order (each has an include guard, so re-including is harmless).
 HEADERS = ("hash.h", "dscp_filter.h", "ecmp_routing.h", "fabric.h", "session.h",
-           "tcp_flows.h", "queue_monitor.h")
+           "tcp_flows.h", "queue_monitor.h", "rdma_header.h", "rdma_band.h", "pfc.h", "rdma_flows.h")
 
 _loaded: SimpleNamespace | None = None
 
@@ -58,5 +58,6 @@ def load() -> SimpleNamespace:
             cpp = cppyy.gbl.hpsched
             cpp.DscpPacketFilter.GetTypeId()  # register TypeIds before any attribute names them
             cpp.EcmpRouting.GetTypeId()
+            cpp.RdmaBandQueueDisc.GetTypeId()
         _loaded = SimpleNamespace(ns=ns, cpp=cpp)
     return _loaded

@@ -50,6 +50,10 @@ class Transport(ABC):
         """Transport settings for ``run.json``."""
         return {"name": self.name}
 
+    def port_stats(self, flows, n_ports: int) -> dict:
+        """Extra columns of the ports table from the flow starter ``flows`` (none here)."""
+        return {}
+
 
 @dataclass(frozen=True)
 class TcpTransport(Transport):
@@ -152,7 +156,7 @@ class TcpTransport(Transport):
 
 
 #: Transport names accepted by :func:`make_transport`.
-TRANSPORTS = tuple(TcpTransport.CONGESTION_CONTROL)
+TRANSPORTS = (*TcpTransport.CONGESTION_CONTROL, "rdma")
 
 
 def make_transport(transport: str | Transport, **options) -> Transport:
@@ -164,6 +168,15 @@ def make_transport(transport: str | Transport, **options) -> Transport:
         return transport
     if transport not in TRANSPORTS:
         raise ConfigError("backend.transport", f"unknown transport {transport!r}", f"use one of {sorted(TRANSPORTS)}")
+    if transport == "rdma":
+        from .rdma import RdmaTransport  # imported here: rdma.py builds on this module
+
+        known = {name for name, f in RdmaTransport.__dataclass_fields__.items() if f.init}
+        unknown = set(options) - known
+        if unknown:
+            raise ConfigError(f"transport.{sorted(unknown)[0]}", "unknown rdma transport option",
+                              f"use one of {sorted(known)}")
+        return RdmaTransport(**options)
     fields = set(TcpTransport.__dataclass_fields__) - {"name"}
     unknown = set(options) - fields
     if unknown:

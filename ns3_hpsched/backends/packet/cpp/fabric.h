@@ -148,6 +148,18 @@ class Fabric
         return m_qdiscs[port];
     }
 
+    /// Number of ports (two per link; the peer of port p is port p ^ 1).
+    uint32_t NPorts() const
+    {
+        return uint32_t(m_ports.size());
+    }
+
+    /// The device that transmits on ``port`` (used by PFC and error-model injection).
+    ns3::Ptr<ns3::NetDevice> GetDevice(uint32_t port) const
+    {
+        return m_ports[port];
+    }
+
     /// Per-port counters from the root queue discs (children's drops and marks included).
     void PortStats(uint64_t* txBytes, uint64_t* drops, uint64_t* marks) const
     {
