@@ -176,6 +176,10 @@ def test_strict_priority_holds_with_rdma(PacketBackend):
     assert flows.loc[0, "fct_s"] == pytest.approx(alone_fct, rel=0.05)
     assert flows.loc[1, "finish_s"] > flows.loc[0, "finish_s"]
     assert backend.ports_table()["drops"].sum() == 0
+    # PFC pauses per class: the held-back class-1 sender is paused, the class-0 one never
+    h0, h1 = topo.port_of[(0, 3)], topo.port_of[(1, 3)]
+    assert backend._flows.Pauses(h1, 1) > 0
+    assert backend._flows.Pauses(h0, 0) == backend._flows.Pauses(h1, 0) == 0
 
 
 def test_rdma_flows_take_the_udp_ecmp_path(PacketBackend):

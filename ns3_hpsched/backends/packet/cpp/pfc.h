@@ -139,12 +139,6 @@ class Pfc
         return m_pauses[Index(port, band)];
     }
 
-    /// Bytes currently counted at ingress ``port`` for ``band`` (switch ports only).
-    uint64_t IngressBytes(uint32_t port, uint32_t band) const
-    {
-        return m_ingress[Index(port, band)];
-    }
-
     /// Bytes of a PAUSE frame (IEEE 802.1Qbb: a minimum-size Ethernet frame).
     static constexpr uint32_t PAUSE_FRAME_BYTES = 64;
 

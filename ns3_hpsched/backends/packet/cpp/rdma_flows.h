@@ -144,19 +144,6 @@ class RdmaFlows
         return m_retransmitted;
     }
 
-    /// Current sending rate of flow ``id`` in bit/s (-1 if unknown).
-    double Rate(int64_t id) const
-    {
-        for (const Qp& q : m_qps)
-        {
-            if (q.open && m_session.Flow(q.idx).id == id)
-            {
-                return q.rc;
-            }
-        }
-        return -1;
-    }
-
   private:
     struct Qp
     {
