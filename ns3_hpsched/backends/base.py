@@ -97,7 +97,8 @@ class Backend(ABC):
         """Call ``on_threshold(coflow_id)`` once its flows' sent bytes reach ``threshold_bytes``.
 
         A later call for the same coflow replaces the watch. Thresholds already reached
-        fire at once (as an event at the current time).
+        fire at once (as an event at the current time). When it fires, :meth:`bytes_sent`
+        of the coflow's flows (plus its finished flows' sizes) sums to at least the threshold.
         """
 
     def set_rates(self, rates_bps: dict[int, float]) -> None:

@@ -159,9 +159,14 @@ class FluidBackend(Backend):
         self._changed(0)
 
     def bytes_sent(self, flow_ids: Sequence[int]) -> np.ndarray:
-        """Bytes of each flow sent so far (fluid: sent = delivered), rounded to int64."""
+        """Bytes of each flow sent so far (fluid: sent = delivered), rounded up to int64.
+
+        Rounding up keeps the backend's promise that once ``on_threshold`` has fired, the
+        coflow's flows report at least the threshold (their float sum reached it); rounding
+        to nearest could show a byte short, and a policy would re-arm the same watch forever.
+        """
         recs = self._flows.records(flow_ids)
-        return np.rint(self._flows.sent_at(recs, self._now)).astype(np.int64)
+        return np.ceil(self._flows.sent_at(recs, self._now)).astype(np.int64)
 
     def watch_coflow(self, coflow_id: int, threshold_bytes: int) -> None:
         """Call ``on_threshold(coflow_id)`` when its sent bytes reach ``threshold_bytes``."""

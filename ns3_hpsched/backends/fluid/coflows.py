@@ -69,7 +69,7 @@ class CoflowMeter:
         hit = self._watched[k] == flow_coflow
         coflow_rate = np.bincount(k[hit], weights=rate_bps[hit], minlength=len(self._watched))
         remaining = self._threshold - self.sent[self._watched]
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # the where() picks finite values
             self._cross_at = np.where(remaining <= 0, now, now + remaining * 8 / coflow_rate)
 
     def next_time(self) -> float:
