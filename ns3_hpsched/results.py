@@ -76,6 +76,8 @@ SCHEMA: dict[str, dict[str, str]] = {
         "tx_bytes": "bytes sent on the port (packet: IP bytes incl. headers; fluid: payload)",
         "drops": "packets dropped at the port's queue (packet backend)",
         "ecn_marks": "packets ECN-marked at the port's queue (packet backend)",
+        "pfc_pauses": "PFC PAUSE frames the port received (its egress stopped a class), summed over classes (RDMA only)",
+        "pfc_paused_s": "seconds the port's classes spent paused by PFC, summed over classes (RDMA only)",
     },
 }
 

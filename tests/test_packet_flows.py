@@ -144,7 +144,7 @@ def test_bad_input_fails_before_simulating(PacketBackend):
     topo = dumbbell(left=1, right=1)
     with pytest.raises(ConfigError) as info:
         PacketBackend(topo, transport="tcp-vegas")
-    assert info.value.field == "backend.transport"
+    assert info.value.field == "transport.kind"
     backend = PacketBackend(topo)
     with pytest.raises(ConfigError) as info:
         backend.start_flow(FlowStart(3, 0, 9, 1000))

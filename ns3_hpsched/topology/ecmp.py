@@ -49,9 +49,13 @@ def node_seed(ecmp_seed: int, node: int) -> int:
 
 
 def flow_hash(ft: FiveTuple, seed: int) -> int:
-    """Hash of a five-tuple under a node's seed (64-bit, identical in the C++ router)."""
+    """Hash of a flow's addresses and ports under a node's seed (64-bit, identical in C++).
+
+    The protocol is left out on purpose: a flow takes the same path whatever carries it
+    (TCP, or RDMA over UDP), so the fluid model's paths hold for every transport.
+    """
     h = seed & _MASK64
-    for word in (ft.src_ip, ft.dst_ip, (ft.sport << 16) | ft.dport, ft.proto):
+    for word in (ft.src_ip, ft.dst_ip, (ft.sport << 16) | ft.dport):
         h = mix64(h ^ word)
     return h
 

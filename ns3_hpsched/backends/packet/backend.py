@@ -67,12 +67,12 @@ class PacketBackend(Backend):
                  transport: str | Transport = "dctcp", device_queue_packets: int = 1,
                  **transport_options) -> None:
         if not (isinstance(n_classes, int) and 1 <= n_classes <= 64):
-            raise ConfigError("backend.n_classes", f"must be an integer in 1..64, got {n_classes!r}",
+            raise ConfigError("scheduler.n_classes", f"must be an integer in 1..64, got {n_classes!r}",
                               "8 matches commodity switches")
         if not (isinstance(seed, int) and seed >= 0):
-            raise ConfigError("backend.seed", f"must be a non-negative integer, got {seed!r}", "e.g. 1")
+            raise ConfigError("seed", f"must be a non-negative integer, got {seed!r}", "e.g. 1")
         if not (isinstance(device_queue_packets, int) and device_queue_packets >= 1):
-            raise ConfigError("backend.device_queue_packets",
+            raise ConfigError("transport.device_queue_packets",
                               f"must be a positive integer, got {device_queue_packets!r}", "use 1 or 2")
         super().__init__(topology, n_classes=n_classes, seed=seed)
         self.transport = make_transport(transport, **transport_options)

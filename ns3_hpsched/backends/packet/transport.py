@@ -92,18 +92,18 @@ class TcpTransport(Transport):
 
     def __post_init__(self) -> None:
         if self.name not in self.CONGESTION_CONTROL:
-            raise ConfigError("backend.transport", f"unknown transport {self.name!r}",
+            raise ConfigError("transport.kind", f"unknown transport {self.name!r}",
                               f"use one of {sorted(TRANSPORTS)}")
         if not (isinstance(self.min_rto_s, (int, float)) and self.min_rto_s > 0):
-            raise ConfigError("backend.min_rto_s", f"must be a positive number of seconds, got {self.min_rto_s!r}",
+            raise ConfigError("transport.min_rto_s", f"must be a positive number of seconds, got {self.min_rto_s!r}",
                               "e.g. 5e-3")
         for field in ("socket_buffer_bytes", "ecn_threshold_bytes"):
             value = getattr(self, field)
             if value is not None and not (isinstance(value, int) and value > 0):
-                raise ConfigError(f"backend.{field}", f"must be a positive integer or None, got {value!r}",
+                raise ConfigError(f"transport.{field}", f"must be a positive integer or None, got {value!r}",
                                   "give bytes, or leave unset for the documented default")
         if not (isinstance(self.initial_cwnd_segments, int) and self.initial_cwnd_segments >= 1):
-            raise ConfigError("backend.initial_cwnd_segments",
+            raise ConfigError("transport.initial_cwnd_segments",
                               f"must be an integer >= 1, got {self.initial_cwnd_segments!r}", "e.g. 10")
 
     def segment_bytes(self, topology: Topology) -> int:
@@ -167,7 +167,7 @@ def make_transport(transport: str | Transport, **options) -> Transport:
                               "set them on the Transport instead")
         return transport
     if transport not in TRANSPORTS:
-        raise ConfigError("backend.transport", f"unknown transport {transport!r}", f"use one of {sorted(TRANSPORTS)}")
+        raise ConfigError("transport.kind", f"unknown transport {transport!r}", f"use one of {sorted(TRANSPORTS)}")
     if transport == "rdma":
         from .rdma import RdmaTransport  # imported here: rdma.py builds on this module
 
@@ -180,6 +180,6 @@ def make_transport(transport: str | Transport, **options) -> Transport:
     fields = set(TcpTransport.__dataclass_fields__) - {"name"}
     unknown = set(options) - fields
     if unknown:
-        raise ConfigError(f"backend.{sorted(unknown)[0]}", "unknown transport option",
+        raise ConfigError(f"transport.{sorted(unknown)[0]}", "unknown transport option",
                           f"use one of {sorted(fields)}")
     return TcpTransport(transport, **options)

@@ -62,7 +62,7 @@ class EcmpRouting : public ns3::Ipv4RoutingProtocol
         {
             src = HOST_IP_BASE + uint32_t(m_selfHost);
         }
-        auto route = Lookup(p, src, header.GetDestination().Get(), header.GetProtocol());
+        auto route = Lookup(p, src, header.GetDestination().Get());
         sockerr = route ? ns3::Socket::ERROR_NOTERROR : ns3::Socket::ERROR_NOROUTETOHOST;
         return route;
     }
@@ -89,7 +89,7 @@ class EcmpRouting : public ns3::Ipv4RoutingProtocol
             lcb(p, header, iif);
             return true;
         }
-        auto route = Lookup(p, header.GetSource().Get(), dst, header.GetProtocol());
+        auto route = Lookup(p, header.GetSource().Get(), dst);
         if (!route)
         {
             ecb(p, header, ns3::Socket::ERROR_NOROUTETOHOST);
@@ -125,7 +125,7 @@ class EcmpRouting : public ns3::Ipv4RoutingProtocol
 
   private:
     /// The route for a packet (whose data starts with the L4 header) or null.
-    ns3::Ptr<ns3::Ipv4Route> Lookup(ns3::Ptr<const ns3::Packet> p, uint32_t src, uint32_t dst, uint8_t proto)
+    ns3::Ptr<ns3::Ipv4Route> Lookup(ns3::Ptr<const ns3::Packet> p, uint32_t src, uint32_t dst)
     {
         uint32_t host = dst - HOST_IP_BASE;
         if (host >= m_rowOfHost.size())
@@ -149,7 +149,7 @@ class EcmpRouting : public ns3::Ipv4RoutingProtocol
             }
             uint16_t sport = uint16_t(ports[0] << 8 | ports[1]);
             uint16_t dport = uint16_t(ports[2] << 8 | ports[3]);
-            pick = uint32_t(FlowHash(src, dst, sport, dport, proto, m_seed) % n);
+            pick = uint32_t(FlowHash(src, dst, sport, dport, m_seed) % n);
         }
         return RouteVia(m_ifaces[first + pick]);
     }

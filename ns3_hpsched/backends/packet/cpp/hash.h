@@ -17,15 +17,15 @@ Mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/// Hash of a five-tuple under a node's seed (ecmp.flow_hash).
+/// Hash of a flow's addresses and ports under a node's seed (ecmp.flow_hash). The
+/// protocol is left out, so TCP and RDMA (UDP) flows with one five-tuple share a path.
 inline uint64_t
-FlowHash(uint32_t srcIp, uint32_t dstIp, uint16_t sport, uint16_t dport, uint8_t proto, uint64_t seed)
+FlowHash(uint32_t srcIp, uint32_t dstIp, uint16_t sport, uint16_t dport, uint64_t seed)
 {
     uint64_t h = seed;
     h = Mix64(h ^ srcIp);
     h = Mix64(h ^ dstIp);
     h = Mix64(h ^ ((uint64_t(sport) << 16) | dport));
-    h = Mix64(h ^ proto);
     return h;
 }
 
