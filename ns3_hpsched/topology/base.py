@@ -276,6 +276,7 @@ class Topology:
 
     def flow_path(self, flow_id: int, src: int, dst: int) -> tuple[int, ...]:
         """Ports (directed links) crossed by flow ``flow_id`` from ``src`` to ``dst``."""
+        flow_id, src, dst = int(flow_id), int(src), int(dst)  # numpy integers would overflow the hash
         nodes = self.path_nodes(flow_five_tuple(flow_id, src, dst), src, dst)
         return tuple(self.port_of[(u, v)] for u, v in zip(nodes, nodes[1:]))
 

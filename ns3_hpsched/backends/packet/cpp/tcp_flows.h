@@ -17,6 +17,60 @@
 namespace hpsched
 {
 
+/// ns-3's TcpSocketBase with one guard: ns-3 3.44 can return from CA_CWR (entered on an
+/// ECN echo, i.e. with DCTCP) to CA_OPEN with duplicate ACKs still counted; the next
+/// duplicate ACK then fails the assertion ``m_dupAckCount == 1`` in DupAck and aborts the
+/// run (seen when a priority change or a drop reorders a DCTCP flow). In CA_OPEN no
+/// duplicate ACK is outstanding by definition, so the count is cleared before each ACK.
+class GuardedTcpSocket : public ns3::TcpSocketBase
+{
+  public:
+    /// A sender socket on ``node`` with the congestion control, recovery and RTT
+    /// estimator types the node's TcpL4Protocol is configured with (as CreateSocket does).
+    static ns3::Ptr<GuardedTcpSocket> Create(ns3::Ptr<ns3::Node> node)
+    {
+        auto tcp = node->GetObject<ns3::TcpL4Protocol>();
+        auto make = [&tcp](const char* attribute) {
+            ns3::TypeIdValue type;
+            tcp->GetAttribute(attribute, type);
+            ns3::ObjectFactory factory;
+            factory.SetTypeId(type.Get());
+            return factory;
+        };
+        auto socket = ns3::CreateObject<GuardedTcpSocket>();
+        socket->SetNode(node);
+        socket->SetTcp(tcp);
+        socket->SetRtt(make("RttEstimatorType").Create<ns3::RttEstimator>());
+        socket->SetCongestionControlAlgorithm(make("SocketType").Create<ns3::TcpCongestionOps>());
+        socket->SetRecoveryAlgorithm(make("RecoveryType").Create<ns3::TcpRecoveryOps>());
+        tcp->AddSocket(socket);
+        return socket;
+    }
+
+  protected:
+    void ProcessAck(const ns3::SequenceNumber32& ackNumber,
+                    bool scoreboardUpdated,
+                    uint32_t currentDelivered,
+                    const ns3::SequenceNumber32& oldHeadSequence,
+                    bool receivedData) override
+    {
+        if (m_tcb->m_congState == ns3::TcpSocketState::CA_OPEN)
+        {
+            m_dupAckCount = 0;
+        }
+        ns3::TcpSocketBase::ProcessAck(ackNumber,
+                                       scoreboardUpdated,
+                                       currentDelivered,
+                                       oldHeadSequence,
+                                       receivedData);
+    }
+
+    ns3::Ptr<ns3::TcpSocketBase> Fork() override
+    {
+        return ns3::CopyObject<GuardedTcpSocket>(this);
+    }
+};
+
 class TcpFlows
 {
   public:
@@ -78,7 +132,7 @@ class TcpFlows
         Sockets& s = m_sockets[idx];
         f.startS = ns3::Simulator::Now().GetSeconds();
         Listen(f.dst, s.dport);
-        s.tx = ns3::Socket::CreateSocket(m_fabric.GetNode(f.src), ns3::TcpSocketFactory::GetTypeId());
+        s.tx = GuardedTcpSocket::Create(m_fabric.GetNode(f.src));
         s.tx->Bind(ns3::InetSocketAddress(ns3::Ipv4Address(HOST_IP_BASE + f.src), s.sport));
         s.tx->SetConnectCallback(
             ns3::Callback<void, ns3::Ptr<ns3::Socket>>([this, idx](ns3::Ptr<ns3::Socket>) { Pump(idx); }),
