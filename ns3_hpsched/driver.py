@@ -27,6 +27,8 @@ from .backends.base import Backend, FlowStart, RunStats
 from .sched.base import Policy
 from .sched.classes import order_to_classes
 from .sched.view import CoflowState, FlowState, JobState, StageState, View
+from .topology.ecmp import flow_five_tuple
+from .topology.ideal import standalone_fct_s
 from .workload.spec import Cojob, Job, Workload
 
 __all__ = ["Driver", "Records", "play"]
@@ -380,12 +382,21 @@ class Driver:
         })
 
     def _flows_table(self) -> pd.DataFrame:
+        """The backend's flows with their coflow, job, five-tuple ports and ideal FCT."""
         flows = self.backend.flows_table()
         info = pd.DataFrame(
             [(fid, *v) for fid, v in self._flow_info.items()],
             columns=["flow_id", "coflow_id", "job", "cojob", "stage"])
         merged = info.merge(flows, on="flow_id", how="left", validate="one_to_one")
-        return merged.sort_values("flow_id", ignore_index=True)
+        merged = merged.sort_values("flow_id", ignore_index=True)
+        rows = merged[["flow_id", "src", "dst", "bytes"]].itertuples(index=False)
+        ideal, sports, dports = [], [], []
+        for fid, src, dst, size in rows:
+            ft = flow_five_tuple(fid, src, dst)
+            sports.append(ft.sport)
+            dports.append(ft.dport)
+            ideal.append(standalone_fct_s(self.topology, src, dst, size, fid))
+        return merged.assign(sport=sports, dport=dports, standalone_fct_s=ideal)
 
 
 def play(workload: Workload, backend: Backend, policy: Policy, *,

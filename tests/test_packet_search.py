@@ -68,3 +68,20 @@ def test_invoke_simulate_small_search_agrees_with_fluid(tmp_path):
     fluid = simulate(load_scenario("small-search", {**overrides, "backend": "fluid"}))[0].stages
     error = (fluid["sct_s"].to_numpy() - packet["sct_s"].to_numpy()) / packet["sct_s"].to_numpy()
     assert np.median(np.abs(error)) < 0.08
+
+
+def test_hpcc_files_run_and_write_fct(tmp_path):
+    """An HPCC topology + flow list runs on ns-3 with pg as the class and writes fct.txt."""
+    from ns3_hpsched.cli import simulate as run
+
+    topology = tmp_path / "topology.txt"
+    topology.write_text("4 1 3\n3\n0 3 10Gbps 0.001ms 0\n1 3 10Gbps 0.001ms 0\n2 3 10Gbps 0.001ms 0\n")
+    flows = tmp_path / "flow.txt"
+    flows.write_text("2\n0 2 1 100 10000000 0.0\n1 2 0 100 10000000 0.0\n")
+    out = run(topology=str(topology), flows=str(flows), out=str(tmp_path / "run"))
+    lines = [line.split() for line in (out / "fct.txt").read_text().splitlines()]
+    assert len(lines) == 2 and all(len(line) == 8 for line in lines)
+    fct_ns = {int(line[0], 16): int(line[6]) for line in lines}  # by source IP
+    alone_ns = 10_000_000 * 8 / RATE_BPS * 1e9
+    assert fct_ns[0x0A000002] == pytest.approx(alone_ns, rel=0.05)  # pg 0: as if alone
+    assert fct_ns[0x0A000001] == pytest.approx(2 * alone_ns, rel=0.05)  # pg 1: after it

@@ -11,8 +11,8 @@
   as 8 hex digits as HPCC prints them. The addresses are *ours*, not HPCC's: host i is
   10.0.0.(i+1) (:func:`ns3_hpsched.topology.ecmp.host_ip`), so host 0 is ``0a000001``.
 
-:func:`standalone_fct_s` is the ideal completion time both backends report as
-``standalone_fct_s`` (the denominator of FCT slowdown).
+:func:`~ns3_hpsched.topology.ideal.standalone_fct_s` is the ideal completion time in
+the ``standalone_fct_ns`` column (and the flows table's ``standalone_fct_s``).
 """
 
 from __future__ import annotations
@@ -27,15 +27,11 @@ import pandas as pd
 from ..errors import ConfigError
 from ..topology import Topology
 from ..topology.ecmp import host_ip
+from ..topology.ideal import FRAMING_BYTES, IP_TCP_HEADER_BYTES, standalone_fct_s
 from ..workload.files import write_text_atomic
 
 __all__ = ["HpccTopology", "read_topology", "read_flows", "write_fct", "standalone_fct_s",
            "IP_TCP_HEADER_BYTES", "FRAMING_BYTES"]
-
-#: IPv4 (20) + TCP (20) + TCP timestamp option (12) bytes per packet: payload = MTU - 52.
-IP_TCP_HEADER_BYTES = 52
-#: Link-layer framing per packet on ns-3 point-to-point links (the 2-byte PPP header).
-FRAMING_BYTES = 2
 
 _RATE_UNITS = {"bps": 1.0, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9, "tbps": 1e12}
 _DELAY_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
@@ -185,30 +181,6 @@ def read_flows(path: str | os.PathLike, topology: Topology) -> list[dict]:
         raise ConfigError(f"{path.name}:1", f"announces {count} flows, the file has {len(flows)}",
                           "fix the count on the first line")
     return flows
-
-
-def standalone_fct_s(topology: Topology, src: int, dst: int, size_bytes: int, flow_id: int = 0) -> float:
-    """Ideal completion time of a flow alone on an idle network, seconds.
-
-    The flow is cut into packets of at most ``mtu - 52`` payload bytes, each carrying
-    :data:`IP_TCP_HEADER_BYTES` + :data:`FRAMING_BYTES` of overhead. Store-and-forward
-    along the flow's ECMP path with hop rates r_h and delays d_h::
-
-        sum_h d_h + sum_h first_packet_bits / r_h + (all_bits - first_packet_bits) / min_h r_h
-
-    i.e. the first packet crosses every hop, the rest stream behind it at the bottleneck.
-    One way: our FCT ends when the last byte is delivered (HPCC's own
-    ``standalone_fct`` counts a base RTT, because its senders finish on the last ACK).
-    """
-    ports = topology.flow_path(flow_id, src, dst)
-    payload = topology.mtu_bytes - IP_TCP_HEADER_BYTES
-    overhead = IP_TCP_HEADER_BYTES + FRAMING_BYTES
-    packets = -(-size_bytes // payload)
-    total_bits = 8 * (size_bytes + packets * overhead)
-    first_bits = 8 * (min(size_bytes, payload) + overhead)
-    rates = topology.port_capacity_bps[list(ports)]
-    delays = topology.port_delay_s[list(ports)]
-    return float(delays.sum() + (first_bits / rates).sum() + (total_bits - first_bits) / rates.min())
 
 
 def write_fct(flows: pd.DataFrame, path: str | os.PathLike, extra: tuple[str, ...] = ()) -> Path:
