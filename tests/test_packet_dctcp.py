@@ -14,15 +14,6 @@ RATE_BPS = 10e9
 SIZE = 20_000_000
 
 
-@pytest.fixture(scope="module")
-def PacketBackend():
-    """The backend class, with ns-3 loaded once for the module."""
-    from ns3_hpsched.backends.packet import PacketBackend, load
-
-    load()
-    return PacketBackend
-
-
 def incast(backend_cls, transport):
     """Four senders into one receiver across the dumbbell bottleneck; queue samples and stats."""
     topo = dumbbell(left=4, right=1, rate_bps=RATE_BPS)

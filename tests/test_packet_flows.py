@@ -18,15 +18,6 @@ pytestmark = pytest.mark.packet
 RATE_BPS = 10e9
 
 
-@pytest.fixture(scope="module")
-def PacketBackend():
-    """The backend class, with ns-3 loaded once for the module."""
-    from ns3_hpsched.backends.packet import PacketBackend, load
-
-    load()
-    return PacketBackend
-
-
 def ideal_fct(topo, size, src, dst):
     """Line-rate transfer plus the handshake and last-byte round-trip terms."""
     return size * 8 / RATE_BPS + 2 * topo.base_rtt_s(src, dst)

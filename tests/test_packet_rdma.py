@@ -18,15 +18,6 @@ MTU = 9000
 KMAX_10G = 160_000
 
 
-@pytest.fixture(scope="module")
-def PacketBackend():
-    """The backend class, with ns-3 loaded once for the module."""
-    from ns3_hpsched.backends.packet import PacketBackend, load
-
-    load()
-    return PacketBackend
-
-
 def rdma(PacketBackend, topo, **knobs):
     return PacketBackend(topo, transport="rdma", **knobs)
 

@@ -30,10 +30,8 @@ def invoke(*args, cwd=ROOT):
     return done.returncode, done.stdout + done.stderr
 
 
-def test_lone_job_sct_is_iterations_times_compute_plus_sync():
+def test_lone_job_sct_is_iterations_times_compute_plus_sync(PacketBackend):
     """One job alone on ns-3 (NewReno): each SCT is iterations x (compute + bytes/rate) within 5%."""
-    from ns3_hpsched.backends.packet import PacketBackend
-
     hosts = (0, 5, 10, 15)  # one worker in every pod
     sync = ring_allreduce(hosts, 40_000_000)
     job = Job(0, hosts, 0.002, sync)
