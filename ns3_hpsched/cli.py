@@ -58,25 +58,28 @@ def simulate(scenario: str = "default", overrides: dict[str, Any] | None = None,
     return path
 
 
-def summary(run_dir: Path) -> str:
+def summary(run_dir: Path, rows: int = 20) -> str:
     """A short text summary of a results folder: per-stage SCT, or per-flow FCT for flow lists."""
     tables, manifest = read_run(run_dir)
     stages, flows, coflows = tables["stages"], tables["flows"], tables["coflows"]
-    lines = []
-    searchy = len(stages) and (stages["iterations"] > 1).any() or (stages.groupby("cojob").size() > 1).any()
-    if searchy:
+    if manifest["workload"].get("kind") != "flows":
         view = stages[["cojob", "stage", "jobs", "iterations", "sct_s", "lower_bound_s"]].copy()
         view["sct/bound"] = view["sct_s"] / view["lower_bound_s"]
-        lines += ["stages:", view.to_string(index=False, float_format=lambda v: f"{v:.4g}"),
-                  f"average SCT {stages['sct_s'].mean():.4g} s over {len(stages)} stages; "
-                  f"average CCT {coflows['cct_s'].mean():.4g} s over {len(coflows)} coflows"]
+        lines = ["stages:", *_head(view, rows),
+                 f"average SCT {stages['sct_s'].mean():.4g} s over {len(stages)} stages; "
+                 f"average CCT {coflows['cct_s'].mean():.4g} s over {len(coflows)} coflows"]
     else:
-        view = flows[["flow_id", "src", "dst", "bytes", "start_s", "fct_s"]]
-        lines += ["flows:", view.head(20).to_string(index=False, float_format=lambda v: f"{v:.4g}")]
-        if len(flows) > 20:
-            lines.append(f"... {len(flows) - 20} more")
+        lines = ["flows:", *_head(flows[["flow_id", "src", "dst", "bytes", "start_s", "fct_s"]], rows)]
     lines.append(f"{manifest['events']:,} events, {manifest['wall_s']:.1f} s wall; results in {run_dir}")
     return "\n".join(lines)
+
+
+def _head(frame, rows: int) -> list[str]:
+    """The first ``rows`` rows of ``frame`` as text lines, and how many more there are."""
+    lines = [frame.head(rows).to_string(index=False, float_format=lambda v: f"{v:.4g}")]
+    if len(frame) > rows:
+        lines.append(f"... {len(frame) - rows} more rows")
+    return lines
 
 
 def crosscheck(scenario: str, schedulers: list[str] | None = None, overrides: dict[str, Any] | None = None,
