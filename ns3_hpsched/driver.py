@@ -87,6 +87,14 @@ class _JobRun:
     coflows: list[int] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _SyncDemand:
+    """One synchronisation of a job: T_j^p (bytes per port) and its time alone (s)."""
+
+    port_bytes: dict[int, int]
+    isolated_s: float
+
+
 @dataclass
 class _StageRun:
     cojob: Cojob
@@ -125,7 +133,7 @@ class Driver:
         self.topology = backend.topology
         self._capacity = self.topology.port_capacity_bps
         self._jobs_by_id = {job.job: job for cojob in workload.cojobs for job in cojob.jobs}
-        self._sync_ports = {j: self._sync_port_bytes(job) for j, job in self._jobs_by_id.items()}
+        self._sync = {j: self._sync_demand(job) for j, job in self._jobs_by_id.items()}
         self._flows: dict[int, _FlowRun] = {}
         self._coflows: dict[int, _CoflowRun] = {}
         self._jobs: dict[int, _JobRun] = {}
@@ -169,7 +177,7 @@ class Driver:
         now = self.backend.now()
         runs = []
         for j in stage.jobs:
-            run = _JobRun(self._jobs_by_id[j], cojob.cojob, s, stage.iterations, self._sync_ports[j])
+            run = _JobRun(self._jobs_by_id[j], cojob.cojob, s, stage.iterations, self._sync[j].port_bytes)
             self._jobs[j] = run
             runs.append(run)
             self._job_rows.setdefault(j, {"job": j, "cojob": cojob.cojob, "start_s": now,
@@ -335,33 +343,30 @@ class Driver:
 
     # -- bounds -----------------------------------------------------------------------------
 
-    def _sync_port_bytes(self, job: Job) -> dict[int, int]:
-        """T_j^p: bytes one synchronisation of ``job`` puts on each port.
+    def _sync_demand(self, job: Job) -> _SyncDemand:
+        """What one synchronisation of ``job`` asks of the network (computed once per job).
 
         Host links are exact. Inside the fabric each flow's path depends on its five-tuple,
         which differs per iteration; the paths of a canonical five-tuple (the flow's index
         in the synchronisation) stand in for them.
         """
-        demand: dict[int, int] = defaultdict(int)
+        total: dict[int, int] = defaultdict(int)
+        isolated_s = 0.0
         index = 0
         for phase in job.sync.phases:
+            load: dict[int, int] = defaultdict(int)
             for f in phase:
                 for p in self.topology.flow_path(index, f.src, f.dst):
-                    demand[p] += f.bytes
+                    load[p] += f.bytes
                 index += 1
-        return dict(sorted(demand.items()))
-
-    def _phase_time_s(self, flows) -> float:
-        load: dict[int, float] = defaultdict(float)
-        for i, f in enumerate(flows):
-            for p in self.topology.flow_path(i, f.src, f.dst):
-                load[p] += f.bytes * 8 / self._capacity[p]
-        return max(load.values(), default=0.0)
+            isolated_s += max((b * 8 / self._capacity[p] for p, b in load.items()), default=0.0)
+            for p, b in load.items():
+                total[p] += b
+        return _SyncDemand(dict(sorted(total.items())), isolated_s)
 
     def _isolated_job_s(self, run: _JobRun) -> float:
         """A job's stage time alone on the network (fluid ideal: bottleneck per phase)."""
-        sync = sum(self._phase_time_s(phase) for phase in run.spec.sync.phases)
-        return run.iterations * (run.spec.compute_s + sync)
+        return run.iterations * (run.spec.compute_s + self._sync[run.spec.job].isolated_s)
 
     def _demand_bound_s(self, runs: list[_JobRun]) -> float:
         """max_p D_s^p at stage start: the stage's whole demand on its busiest port."""
