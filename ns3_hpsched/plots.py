@@ -182,6 +182,19 @@ def _titled(grid, title: str) -> Figure:
     return grid.figure
 
 
+#: Axis labels, with units, of grid parameters the shipped scenarios sweep.
+PARAMETER_LABELS = {
+    "workload.arrival_rate": "cojob arrival rate (cojobs per second)",
+    "workload.configurations": "configurations per cojob",
+    "workload.stages": "stages per cojob",
+    "workload.eta": "reduction factor eta",
+    "workload.pattern": "synchronisation pattern",
+    "scheduler.n_classes": "priority queues per port (K)",
+    "transport.kind": "transport",
+    "topology.k": "fat-tree k",
+}
+
+
 def fig_sct_vs_load(tables: dict[str, pd.DataFrame], load: str | None = None,
                     baseline: str = "beamer") -> Figure | None:
     """Average SCT of each scheduler normalised to ``baseline``, vs load, with 95 % CIs over seeds."""
@@ -198,7 +211,8 @@ def fig_sct_vs_load(tables: dict[str, pd.DataFrame], load: str | None = None,
     grid = sns.catplot(runs, kind="point", x=x, y="sct_ratio", **_hue(runs), **facets,
                        errorbar=("ci", 95), seed=0, dodge=0.3, height=4, aspect=1.4)
     grid.refline(y=1.0, color="0.4", linestyle="--")
-    grid.set_axis_labels(load or "scheduler", f"average SCT / average SCT of {baseline}")
+    grid.set_axis_labels(PARAMETER_LABELS.get(load, load) if load else "scheduler",
+                         f"average SCT / average SCT of {baseline}")
     return _titled(grid, f"Average stage completion time normalised to {baseline} "
                          "(mean over seeds, 95% CI)")
 
