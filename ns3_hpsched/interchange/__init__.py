@@ -1,0 +1,1 @@
+"""Interchange with the field's formats (the HPCC simulator's topology, flow and fct files)."""
