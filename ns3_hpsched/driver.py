@@ -70,7 +70,7 @@ class _CoflowRun:
     release_s: float
     size_bytes: int
     width: int
-    open_flows: set[int]
+    open_flows: dict[int, _FlowRun]  # in flow-id order (flows are added in id order)
     finished_bytes: int = 0
     finish_s: float = float("nan")
 
@@ -206,14 +206,13 @@ class Driver:
         self._next_coflow_id += 1
         now = self.backend.now()
         coflow = _CoflowRun(coflow_id, run, run.done_iterations, phase, now,
-                            size_bytes=sum(f.bytes for f in flows), width=len(flows), open_flows=set())
+                            size_bytes=sum(f.bytes for f in flows), width=len(flows), open_flows={})
         for f in flows:
             fid = self._next_flow_id
             self._next_flow_id += 1
-            self._flows[fid] = _FlowRun(fid, coflow_id, f.src, f.dst, f.bytes,
-                                        self.topology.flow_path(fid, f.src, f.dst))
+            flow = _FlowRun(fid, coflow_id, f.src, f.dst, f.bytes, self.topology.flow_path(fid, f.src, f.dst))
+            self._flows[fid] = coflow.open_flows[fid] = flow
             self._flow_info[fid] = (coflow_id, run.spec.job, run.cojob, run.stage)
-            coflow.open_flows.add(fid)
         if not coflow.open_flows:
             coflow.finish_s = now
             self._record_coflow(coflow)
@@ -227,7 +226,7 @@ class Driver:
         flow = self._flows.pop(flow_id)
         self._classes.pop(flow_id, None)
         coflow = self._coflows[flow.coflow_id]
-        coflow.open_flows.discard(flow_id)
+        del coflow.open_flows[flow_id]
         coflow.finished_bytes += flow.size_bytes
         if coflow.open_flows:
             return
@@ -327,9 +326,8 @@ class Driver:
             sent.update(zip(ids, self.backend.bytes_sent(ids).tolist()))
         coflows = {}
         for cid, c in self._coflows.items():
-            flows = tuple(
-                FlowState(f.flow_id, cid, f.src, f.dst, f.size_bytes, int(sent[f.flow_id]), f.ports)
-                for f in (self._flows[fid] for fid in sorted(c.open_flows)))
+            flows = tuple(FlowState(f.flow_id, cid, f.src, f.dst, f.size_bytes, sent[f.flow_id], f.ports)
+                          for f in c.open_flows.values())
             coflows[cid] = CoflowState(
                 cid, c.job.spec.job, c.job.cojob, c.job.stage, c.iteration, c.phase, c.release_s,
                 c.size_bytes, c.finished_bytes + sum(f.sent_bytes for f in flows), flows)
