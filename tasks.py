@@ -115,7 +115,7 @@ def analyze(c, store, out=None, load=None):
         print(path)
 
 
-@task(help={"which": "packet, fluid or all"})
+@task(help={"which": "packet, fluid, fb_trace or all (default)"})
 def bench(c, which="all"):
     """Run the speed and memory benchmarks in benchmarks/ and print their numbers."""
     from pathlib import Path
