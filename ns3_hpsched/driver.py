@@ -158,7 +158,7 @@ class Driver:
         for cojob in self.workload.cojobs:
             self.backend.at(cojob.arrival_s, lambda c=cojob: self._start_stage(c, 0))
         stats = self.backend.run()
-        unfinished = [key for key in self._stages]
+        unfinished = list(self._stages)
         if unfinished:
             raise RuntimeError(f"the run ended with stages unfinished: {unfinished[:5]}")
         return Records(
