@@ -195,6 +195,11 @@ PARAMETER_LABELS = {
 }
 
 
+def _x_label(load: str | None) -> str:
+    """Axis label of the load parameter (with its unit when known), or of the schedulers."""
+    return PARAMETER_LABELS.get(load, load) if load else "scheduler"
+
+
 def fig_sct_vs_load(tables: dict[str, pd.DataFrame], load: str | None = None,
                     baseline: str = "beamer") -> Figure | None:
     """Average SCT of each scheduler normalised to ``baseline``, vs load, with 95 % CIs over seeds."""
@@ -211,8 +216,7 @@ def fig_sct_vs_load(tables: dict[str, pd.DataFrame], load: str | None = None,
     grid = sns.catplot(runs, kind="point", x=x, y="sct_ratio", **_hue(runs), **facets,
                        errorbar=("ci", 95), seed=0, dodge=0.3, height=4, aspect=1.4)
     grid.refline(y=1.0, color="0.4", linestyle="--")
-    grid.set_axis_labels(PARAMETER_LABELS.get(load, load) if load else "scheduler",
-                         f"average SCT / average SCT of {baseline}")
+    grid.set_axis_labels(_x_label(load), f"average SCT / average SCT of {baseline}")
     return _titled(grid, f"Average stage completion time normalised to {baseline} "
                          "(mean over seeds, 95% CI)")
 
@@ -242,7 +246,7 @@ def fig_sct_lower_bound(tables: dict[str, pd.DataFrame], load: str | None = None
     grid = sns.catplot(stages, kind="box", x=load or "scheduler", y="bound_ratio", **_hue(stages),
                        log_scale=True, showfliers=False, height=4, aspect=1.4)
     grid.refline(y=1.0, color="0.4", linestyle="--")
-    grid.set_axis_labels(load or "scheduler", "SCT / lower bound (ratio, log scale)")
+    grid.set_axis_labels(_x_label(load), "SCT / lower bound (ratio, log scale)")
     _plain_log_y(grid)
     return _titled(grid, "Stage completion time relative to its lower bound (boxes: quartiles)")
 
