@@ -80,9 +80,8 @@ class SchedulerSpec(_Section):
 
 
 class Scenario(_Section):
-    """A validated scenario. Build its parts with :attr:`topology`, :attr:`workload`, :attr:`policy`."""
-
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    """A validated scenario; :attr:`built_topology`, :attr:`built_workload` and
+    :attr:`built_policy` build (once) the parts its tables describe."""
 
     name: str
     description: str = ""
