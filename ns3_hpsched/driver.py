@@ -19,6 +19,7 @@ it talks to :class:`~ns3_hpsched.backends.base.Backend` only.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -31,7 +32,10 @@ from .topology.ecmp import flow_five_tuple
 from .topology.ideal import standalone_fct_s
 from .workload.spec import Cojob, Job, Workload
 
-__all__ = ["Driver", "Records", "play"]
+__all__ = ["Driver", "ProgressFn", "Records", "play"]
+
+#: ``progress(now_s, flows_done)``: called after every flow completion.
+ProgressFn = Callable[[float, int], None]
 
 
 @dataclass
@@ -120,16 +124,21 @@ class Driver:
         Delay between a trigger and the new classes taking effect at the senders (a real
         coordinator pushing priorities to host agents is not instant). With a delay, a
         flow released before its class arrives is sent in the lowest class.
+    progress:
+        ``None`` or ``progress(now_s, flows_done)``, called after every flow completion
+        (the caller throttles; :meth:`Workload.n_flows` gives the total).
     """
 
     def __init__(self, workload: Workload, backend: Backend, policy: Policy, *,
-                 control_delay_s: float = 0.0) -> None:
+                 control_delay_s: float = 0.0, progress: ProgressFn | None = None) -> None:
         if control_delay_s < 0:
             raise ValueError(f"control_delay_s must be >= 0, got {control_delay_s}")
         self.workload = workload
         self.backend = backend
         self.policy = policy
         self.control_delay_s = float(control_delay_s)
+        self.progress = progress
+        self._flows_done = 0
         self.topology = backend.topology
         self._capacity = self.topology.port_capacity_bps
         self._jobs_by_id = {job.job: job for cojob in workload.cojobs for job in cojob.jobs}
@@ -228,6 +237,9 @@ class Driver:
         coflow = self._coflows[flow.coflow_id]
         del coflow.open_flows[flow_id]
         coflow.finished_bytes += flow.size_bytes
+        self._flows_done += 1
+        if self.progress is not None:
+            self.progress(finish_s, self._flows_done)
         if coflow.open_flows:
             return
         del self._coflows[coflow.coflow_id]
@@ -403,9 +415,9 @@ class Driver:
 
 
 def play(workload: Workload, backend: Backend, policy: Policy, *,
-         control_delay_s: float = 0.0) -> Records:
+         control_delay_s: float = 0.0, progress: ProgressFn | None = None) -> Records:
     """Play ``workload`` over ``backend`` under ``policy`` and return the records."""
-    return Driver(workload, backend, policy, control_delay_s=control_delay_s).run()
+    return Driver(workload, backend, policy, control_delay_s=control_delay_s, progress=progress).run()
 
 
 _COFLOW_COLUMNS = ["coflow_id", "cojob", "job", "stage", "iteration", "phase", "release_s",

@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from ns3_hpsched.backends.base import Backend, FlowStart, RunStats
+from ns3_hpsched.backends.base import Backend, FlowBatch, RunStats
 from ns3_hpsched.sched.base import Policy
 from ns3_hpsched.sched.view import Decision, View
 
@@ -36,18 +36,21 @@ class IdealBackend(Backend):
         assert time_s >= self._now - 1e-12
         heapq.heappush(self._queue, (time_s, next(self._seq), fn))
 
-    def start_flow(self, flow: FlowStart):
-        ports = self.topology.flow_path(flow.flow_id, flow.src, flow.dst)
-        rate = min(self.topology.port_capacity_bps[p] for p in ports)
-        finish = self._now + flow.size_bytes * 8 / rate
-        self.flows[flow.flow_id] = {"flow_id": flow.flow_id, "src": flow.src, "dst": flow.dst,
-                                    "bytes": flow.size_bytes, "start_s": self._now,
-                                    "finish_s": finish, "fct_s": finish - self._now}
-        self.log.append(("start", self._now, flow.flow_id, flow.priority))
-        self.at(finish, lambda: self.on_flow_done(flow.flow_id, finish))
+    def start_flows(self, batch: FlowBatch):
+        for i in range(len(batch)):
+            fid, size = int(batch.flow_id[i]), int(batch.size_bytes[i])
+            ports = batch.path_ports[batch.path_offsets[i]:batch.path_offsets[i + 1]]
+            rate = min(self.topology.port_capacity_bps[p] for p in ports)
+            finish = self._now + size * 8 / rate
+            self.flows[fid] = {"flow_id": fid, "src": int(batch.src[i]), "dst": int(batch.dst[i]),
+                               "bytes": size, "start_s": self._now, "finish_s": finish,
+                               "fct_s": finish - self._now}
+            self.log.append(("start", self._now, fid, int(batch.priority[i])))
+            self.at(finish, lambda fid=fid, finish=finish: self.on_flow_done(fid, finish))
 
-    def set_priority(self, flow_id, priority):
-        self.log.append(("priority", self._now, flow_id, priority))
+    def set_priorities(self, flow_ids, priorities):
+        for fid, priority in zip(np.asarray(flow_ids).tolist(), np.asarray(priorities).tolist()):
+            self.log.append(("priority", self._now, fid, priority))
 
     def bytes_sent(self, flow_ids):
         out = []

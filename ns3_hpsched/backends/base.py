@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..topology import Topology
 
-__all__ = ["Backend", "FlowStart", "RunStats", "FlowDoneFn", "ThresholdFn"]
+__all__ = ["Backend", "FlowBatch", "FlowStart", "RunStats", "FlowDoneFn", "ThresholdFn"]
 
 #: ``on_flow_done(flow_id, finish_s)``: called once when the last byte of a flow is delivered.
 FlowDoneFn = Callable[[int, float], None]
@@ -41,6 +41,40 @@ class FlowStart:
     size_bytes: int
     priority: int = 0
     coflow_id: int = -1
+
+
+@dataclass(frozen=True)
+class FlowBatch:
+    """Flows started together (typically one coflow's), as columns.
+
+    Every array has one entry per flow except ``path_ports``/``path_offsets``: the ports
+    flow ``i`` crosses are ``path_ports[path_offsets[i]:path_offsets[i + 1]]``, computed
+    once by the driver (:meth:`Topology.flow_path`) and shared with the backend, so no
+    one computes a path twice. ``coflow_id`` ``-1`` means no coflow.
+    """
+
+    flow_id: np.ndarray      #: int64
+    src: np.ndarray          #: int64 host numbers
+    dst: np.ndarray          #: int64 host numbers
+    size_bytes: np.ndarray   #: int64, > 0
+    priority: np.ndarray     #: int64 classes, 0 highest
+    coflow_id: np.ndarray    #: int64
+    path_offsets: np.ndarray  #: int64, len(flow_id) + 1
+    path_ports: np.ndarray   #: int64
+
+    def __len__(self) -> int:
+        return len(self.flow_id)
+
+    @classmethod
+    def of(cls, flows: Sequence[FlowStart], topology: Topology) -> FlowBatch:
+        """A batch of :class:`FlowStart` records, with their paths from ``topology``."""
+        paths = [topology.flow_path(f.flow_id, f.src, f.dst) for f in flows]
+        column = lambda name: np.fromiter((getattr(f, name) for f in flows), dtype=np.int64, count=len(flows))
+        offsets = np.zeros(len(flows) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in paths], out=offsets[1:])
+        ports = np.fromiter((q for p in paths for q in p), dtype=np.int64, count=int(offsets[-1]))
+        return cls(column("flow_id"), column("src"), column("dst"), column("size_bytes"),
+                   column("priority"), column("coflow_id"), offsets, ports)
 
 
 @dataclass(frozen=True)
@@ -81,12 +115,27 @@ class Backend(ABC):
         """Call ``fn()`` at simulated time ``time_s`` (>= now)."""
 
     @abstractmethod
-    def start_flow(self, flow: FlowStart) -> None:
-        """Start a flow now. ``flow.src != flow.dst`` and ``flow.size_bytes > 0``."""
+    def start_flows(self, batch: FlowBatch) -> None:
+        """Start the flows of ``batch`` now (one call per coflow, never one per flow).
+
+        ``src != dst`` and ``size_bytes > 0`` for every flow.
+        """
 
     @abstractmethod
+    def set_priorities(self, flow_ids: np.ndarray, priorities: np.ndarray) -> None:
+        """Move live flows to new classes in one call (later packets carry them).
+
+        Finished flows in ``flow_ids`` are left alone. This is how a decision reaches the
+        network: one numpy assignment on fluid, one C++ call on packet.
+        """
+
+    def start_flow(self, flow: FlowStart) -> None:
+        """Start one flow now (a convenience over :meth:`start_flows`, for tests and tools)."""
+        self.start_flows(FlowBatch.of([flow], self.topology))
+
     def set_priority(self, flow_id: int, priority: int) -> None:
-        """Move a live flow to class ``priority`` (later packets carry it)."""
+        """Move one live flow to class ``priority`` (a convenience over :meth:`set_priorities`)."""
+        self.set_priorities(np.array([flow_id], dtype=np.int64), np.array([priority], dtype=np.int64))
 
     @abstractmethod
     def bytes_sent(self, flow_ids: Sequence[int]) -> np.ndarray:

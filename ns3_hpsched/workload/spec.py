@@ -99,6 +99,13 @@ class Workload:
     bytes_scale: float = 1.0
     source: dict = field(default_factory=dict, compare=False)
 
+    def n_flows(self) -> int:
+        """Network flows the whole workload starts (every stage, job, iteration and phase)."""
+        sync_flows = {job.job: sum(len(phase) for phase in job.sync.phases)
+                      for cojob in self.cojobs for job in cojob.jobs}
+        return sum(stage.iterations * sync_flows[j]
+                   for cojob in self.cojobs for stage in cojob.stages for j in stage.jobs)
+
     def network_bytes(self) -> int:
         """Bytes the whole workload puts on the network (every stage, job and iteration)."""
         sync_bytes = {job.job: job.sync.bytes for cojob in self.cojobs for job in cojob.jobs}

@@ -28,7 +28,7 @@ import pandas as pd
 from ...errors import ConfigError
 from ...sched.allocator import Incidence, allocate
 from ...topology import Topology
-from ..base import Backend, FlowStart, RunStats
+from ..base import Backend, FlowBatch, RunStats
 from .coflows import CoflowMeter
 from .events import EventQueue
 from .flows import ACTIVE, DONE, FlowStore
@@ -117,30 +117,34 @@ class FluidBackend(Backend):
             raise ValueError(f"cannot schedule at {time_s!r} s: the clock is at {self._now} s")
         self._queue.push(float(time_s), fn)
 
-    def start_flow(self, flow: FlowStart) -> None:
-        """Start a flow now; it sends after its handshake when ``latency`` is on."""
-        self._check_class(flow.priority)
-        if flow.src == flow.dst:
-            raise ValueError(f"flow {flow.flow_id}: source and destination are both host {flow.src}")
-        if not flow.size_bytes > 0:
-            raise ValueError(f"flow {flow.flow_id}: size must be > 0 bytes, got {flow.size_bytes}")
-        path = self.topology.flow_path(flow.flow_id, flow.src, flow.dst)
-        rec = self._flows.add(flow.flow_id, flow.src, flow.dst, flow.size_bytes, flow.priority,
-                              self._coflows.index(flow.coflow_id), path, self._now)
-        if self.latency:
-            self._queue.push(self._now + handshake_s(path, self._delay), self._arrive, rec)
-        else:
-            self._arrived.append(rec)
+    def start_flows(self, batch: FlowBatch) -> None:
+        """Start the batch's flows now; each sends after its handshake when ``latency`` is on."""
+        for i in range(len(batch)):
+            flow_id, src, dst, size = (int(batch.flow_id[i]), int(batch.src[i]), int(batch.dst[i]),
+                                       int(batch.size_bytes[i]))
+            self._check_class(int(batch.priority[i]))
+            if src == dst:
+                raise ValueError(f"flow {flow_id}: source and destination are both host {src}")
+            if not size > 0:
+                raise ValueError(f"flow {flow_id}: size must be > 0 bytes, got {size}")
+            path = tuple(batch.path_ports[batch.path_offsets[i]:batch.path_offsets[i + 1]].tolist())
+            rec = self._flows.add(flow_id, src, dst, size, int(batch.priority[i]),
+                                  self._coflows.index(int(batch.coflow_id[i])), path, self._now)
+            if self.latency:
+                self._queue.push(self._now + handshake_s(path, self._delay), self._arrive, rec)
+            else:
+                self._arrived.append(rec)
 
-    def set_priority(self, flow_id: int, priority: int) -> None:
-        """Move a flow to class ``priority``; finished flows are left alone."""
-        self._check_class(priority)
-        rec = self._flows.record(flow_id)
-        if self._flows.state[rec] == DONE or self._flows.klass[rec] == priority:
-            return
-        if self._flows.state[rec] == ACTIVE:
-            self._changed(min(priority, self._flows.klass[rec]))
-        self._flows.klass[rec] = priority
+    def set_priorities(self, flow_ids: np.ndarray, priorities: np.ndarray) -> None:
+        """Move flows to new classes; finished flows are left alone."""
+        for flow_id, priority in zip(np.asarray(flow_ids).tolist(), np.asarray(priorities).tolist()):
+            self._check_class(priority)
+            rec = self._flows.record(flow_id)
+            if self._flows.state[rec] == DONE or self._flows.klass[rec] == priority:
+                continue
+            if self._flows.state[rec] == ACTIVE:
+                self._changed(min(priority, self._flows.klass[rec]))
+            self._flows.klass[rec] = priority
 
     def set_rates(self, rates_bps: dict[int, float]) -> None:
         """Replace the explicit rates: the flows named get theirs first, all others none.

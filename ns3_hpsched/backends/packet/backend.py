@@ -17,7 +17,7 @@ import pandas as pd
 
 from ...errors import ConfigError
 from ...topology import Topology, flow_five_tuple
-from ..base import Backend, FlowStart, RunStats
+from ..base import Backend, FlowBatch, FlowStart, RunStats
 from .loader import load
 from .network import realise
 from .transport import Transport, make_transport
@@ -111,7 +111,12 @@ class PacketBackend(Backend):
         self._calls[key] = fn
         self._session.ScheduleCall(float(time_s), key)
 
-    def start_flow(self, flow: FlowStart) -> None:
+    def start_flows(self, batch: FlowBatch) -> None:
+        for i in range(len(batch)):
+            self._start_one(FlowStart(int(batch.flow_id[i]), int(batch.src[i]), int(batch.dst[i]),
+                                      int(batch.size_bytes[i]), int(batch.priority[i]), int(batch.coflow_id[i])))
+
+    def _start_one(self, flow: FlowStart) -> None:
         self._check_open()
         topo = self.topology
         for field, host in (("src", flow.src), ("dst", flow.dst)):
@@ -129,11 +134,12 @@ class PacketBackend(Backend):
         self._flows.StartFlow(self.now(), flow.flow_id, flow.src, flow.dst, int(flow.size_bytes),
                               flow.priority, flow.coflow_id, ft.sport, ft.dport)
 
-    def set_priority(self, flow_id: int, priority: int) -> None:
+    def set_priorities(self, flow_ids: np.ndarray, priorities: np.ndarray) -> None:
         self._check_open()
-        self._check_class(flow_id, priority)
-        if not self._session.SetClass(flow_id, priority):
-            raise KeyError(f"set_priority: flow {flow_id} was never started")
+        for flow_id, priority in zip(np.asarray(flow_ids).tolist(), np.asarray(priorities).tolist()):
+            self._check_class(flow_id, priority)
+            if not self._session.SetClass(flow_id, priority):
+                raise KeyError(f"set_priorities: flow {flow_id} was never started")
 
     def bytes_sent(self, flow_ids: Sequence[int]) -> np.ndarray:
         self._check_open()
