@@ -223,12 +223,14 @@ def test_two_runs_are_identical():
 
 
 def test_bad_input_is_rejected():
-    """Invalid flows, classes, times and settings raise, naming the problem."""
+    """Invalid flows, classes, times and settings raise, naming the field as the packet backend does."""
     backend = FluidBackend(dumbbell(), n_classes=2, latency=False)
-    with pytest.raises(ValueError, match="source and destination"):
+    with pytest.raises(ConfigError) as info:
         backend.start_flow(FlowStart(1, 0, 0, 10))
-    with pytest.raises(ValueError, match="priority class"):
+    assert info.value.field == "flow 1.dst"
+    with pytest.raises(ConfigError) as info:
         backend.start_flow(FlowStart(1, 0, 2, 10, priority=2))
+    assert info.value.field == "flow 1.priority"
     backend.start_flow(FlowStart(1, 0, 2, 10))
     with pytest.raises(ValueError, match="already started"):
         backend.start_flow(FlowStart(1, 0, 2, 10))

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..topology import Topology
+from ..errors import ConfigError
+from ..topology import Topology, flow_five_tuple
 
 __all__ = ["Backend", "FlowBatch", "FlowStart", "RunStats", "FlowDoneFn", "ThresholdFn"]
 
@@ -50,7 +51,9 @@ class FlowBatch:
     Every array has one entry per flow except ``path_ports``/``path_offsets``: the ports
     flow ``i`` crosses are ``path_ports[path_offsets[i]:path_offsets[i + 1]]``, computed
     once by the driver (:meth:`Topology.flow_path`) and shared with the backend, so no
-    one computes a path twice. ``coflow_id`` ``-1`` means no coflow.
+    one computes a path twice. ``sport``/``dport`` are the five-tuple ports the path was
+    hashed from (the packet backend puts them on the wire). ``coflow_id`` ``-1`` means no
+    coflow.
     """
 
     flow_id: np.ndarray      #: int64
@@ -59,6 +62,8 @@ class FlowBatch:
     size_bytes: np.ndarray   #: int64, > 0
     priority: np.ndarray     #: int64 classes, 0 highest
     coflow_id: np.ndarray    #: int64
+    sport: np.ndarray        #: int64 five-tuple source ports
+    dport: np.ndarray        #: int64 five-tuple destination ports
     path_offsets: np.ndarray  #: int64, len(flow_id) + 1
     path_ports: np.ndarray   #: int64
 
@@ -73,8 +78,11 @@ class FlowBatch:
         offsets = np.zeros(len(flows) + 1, dtype=np.int64)
         np.cumsum([len(p) for p in paths], out=offsets[1:])
         ports = np.fromiter((q for p in paths for q in p), dtype=np.int64, count=int(offsets[-1]))
+        tuples = [flow_five_tuple(f.flow_id, f.src, f.dst) for f in flows]
+        sport = np.fromiter((t.sport for t in tuples), dtype=np.int64, count=len(flows))
+        dport = np.fromiter((t.dport for t in tuples), dtype=np.int64, count=len(flows))
         return cls(column("flow_id"), column("src"), column("dst"), column("size_bytes"),
-                   column("priority"), column("coflow_id"), offsets, ports)
+                   column("priority"), column("coflow_id"), sport, dport, offsets, ports)
 
 
 @dataclass(frozen=True)
@@ -131,7 +139,28 @@ class Backend(ABC):
 
     def start_flow(self, flow: FlowStart) -> None:
         """Start one flow now (a convenience over :meth:`start_flows`, for tests and tools)."""
+        self.check_flow(flow)
         self.start_flows(FlowBatch.of([flow], self.topology))
+
+    def check_flow(self, flow: FlowStart) -> None:
+        """Raise :class:`ConfigError` naming ``flow N.<field>`` if the flow cannot be started.
+
+        The one check both backends share, so a bad flow gets the same error on either.
+        """
+        n_hosts = self.topology.n_hosts
+        for name in ("src", "dst"):
+            host = getattr(flow, name)
+            if not (isinstance(host, (int, np.integer)) and 0 <= host < n_hosts):
+                raise ConfigError(f"flow {flow.flow_id}.{name}", f"host {host!r} does not exist",
+                                  f"use hosts 0..{n_hosts - 1}")
+        if flow.src == flow.dst:
+            raise ConfigError(f"flow {flow.flow_id}.dst", "equals src", "a flow joins two different hosts")
+        if not (isinstance(flow.size_bytes, (int, np.integer)) and flow.size_bytes > 0):
+            raise ConfigError(f"flow {flow.flow_id}.size_bytes", f"must be a positive integer, got {flow.size_bytes!r}")
+        if not (isinstance(flow.priority, (int, np.integer)) and 0 <= flow.priority < self.n_classes):
+            raise ConfigError(f"flow {flow.flow_id}.priority",
+                              f"must be in 0..{self.n_classes - 1}, got {flow.priority!r}",
+                              "classes are 0 (highest) .. n_classes-1")
 
     def set_priority(self, flow_id: int, priority: int) -> None:
         """Move one live flow to class ``priority`` (a convenience over :meth:`set_priorities`)."""

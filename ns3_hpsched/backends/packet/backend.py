@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import ConfigError
-from ...topology import Topology, flow_five_tuple
+from ...topology import Topology
 from ..base import Backend, FlowBatch, FlowStart, RunStats
 from .loader import load
 from .network import realise
@@ -114,9 +114,10 @@ class PacketBackend(Backend):
     def start_flows(self, batch: FlowBatch) -> None:
         for i in range(len(batch)):
             self._start_one(FlowStart(int(batch.flow_id[i]), int(batch.src[i]), int(batch.dst[i]),
-                                      int(batch.size_bytes[i]), int(batch.priority[i]), int(batch.coflow_id[i])))
+                                      int(batch.size_bytes[i]), int(batch.priority[i]), int(batch.coflow_id[i])),
+                            int(batch.sport[i]), int(batch.dport[i]))
 
-    def _start_one(self, flow: FlowStart) -> None:
+    def _start_one(self, flow: FlowStart, sport: int, dport: int) -> None:
         self._check_open()
         topo = self.topology
         for field, host in (("src", flow.src), ("dst", flow.dst)):
@@ -130,9 +131,8 @@ class PacketBackend(Backend):
         self._check_class(flow.flow_id, flow.priority)
         if self._session.HasFlow(flow.flow_id):
             raise ConfigError(f"flow {flow.flow_id}.flow_id", "already started", "give every flow a unique id")
-        ft = flow_five_tuple(flow.flow_id, flow.src, flow.dst)
         self._flows.StartFlow(self.now(), flow.flow_id, flow.src, flow.dst, int(flow.size_bytes),
-                              flow.priority, flow.coflow_id, ft.sport, ft.dport)
+                              flow.priority, flow.coflow_id, sport, dport)
 
     def set_priorities(self, flow_ids: np.ndarray, priorities: np.ndarray) -> None:
         self._check_open()
