@@ -32,7 +32,7 @@ def _fail_cleanly(fn):
     "scheduler": "policy name (fair, fifo-lm, varys, aalo, sincronia, grouper, beamer) or pkg.mod:Class",
     "seed": "seed for workload generation and the simulator",
     "set": "override any scenario field, KEY=VALUE with a dotted key (repeatable)",
-    "out": "results folder (default: results/<scenario>-<scheduler>-<backend>-seed<seed>)",
+    "out": "results folder: new, empty, or an earlier copy of this run (default: results/<scenario>-<scheduler>-<backend>-<transport>-seed<seed>-<run id>)",
     "topology": "HPCC topology.txt to run (with --flows)",
     "flows": "HPCC flow.txt to run (with --topology)",
 })

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from .errors import ConfigError
-from .results import read_run
-from .runner import run_scenario
+from .results import check_target, read_run
+from .runner import run_id, run_scenario
 from .scenario import Scenario, apply_overrides, load_scenario, scenario_from_dict
 
-__all__ = ["simulate", "crosscheck", "parse_overrides", "parse_grid", "hpcc_scenario", "summary"]
+__all__ = ["simulate", "crosscheck", "parse_overrides", "parse_grid", "hpcc_scenario", "summary",
+           "default_folder_name", "header"]
 
 RESULTS_DIR = Path("results")
 
@@ -39,15 +41,21 @@ def hpcc_scenario(topology: Path, flows: Path, overrides: dict[str, Any]) -> Sce
 
 def simulate(scenario: str = "default", overrides: dict[str, Any] | None = None,
              out: str | None = None, topology: str | None = None, flows: str | None = None) -> Path:
-    """Run one scenario (or an HPCC topology + flow list), write its folder, print a summary."""
+    """Run one scenario (or an HPCC topology + flow list), write its folder, print a summary.
+
+    The folder is ``out``, or by default ``results/<readable name>-<run id>``, unique per
+    resolved configuration and input files. It is checked before the run starts: an
+    existing target must be empty or an earlier copy of the same run (which is replaced),
+    and nothing else of the user's is ever moved or deleted.
+    """
     overrides = overrides or {}
     if (topology is None) != (flows is None):
         raise ConfigError("--topology/--flows", "only one was given", "give both HPCC files, or neither")
     sc = hpcc_scenario(Path(topology), Path(flows), overrides) if topology else load_scenario(scenario, overrides)
-    out_dir = Path(out) if out else RESULTS_DIR / f"{sc.name}-{sc.scheduler.name}-{sc.backend}-seed{sc.seed}"
-    print(f"running {sc.name!r}: {sc.backend} backend, scheduler {sc.scheduler.name!r}, "
-          f"{sc.built_topology.describe()['kind']} with {sc.built_topology.n_hosts} hosts, seed {sc.seed}",
-          flush=True)
+    identity = run_id(sc)
+    out_dir = Path(out) if out else RESULTS_DIR / default_folder_name(sc, identity)
+    check_target(out_dir, identity)
+    print(header(sc, overrides, out_dir), flush=True)
     path = run_scenario(sc, out_dir)
     if topology:
         from .interchange.hpcc import write_fct
@@ -56,6 +64,28 @@ def simulate(scenario: str = "default", overrides: dict[str, Any] | None = None,
         write_fct(tables["flows"], path / "fct.txt")
     print(summary(path))
     return path
+
+
+def default_folder_name(sc: Scenario, identity: str) -> str:
+    """``<scenario>-<scheduler>-<backend>-<transport>-seed<seed>-<run id>``, safe as a file name.
+
+    The readable part is for people; the run id (:func:`~ns3_hpsched.runner.run_id`, 8 hex
+    digits of it) keeps two runs that differ in any resolved field apart.
+    """
+    readable = f"{sc.name}-{sc.scheduler.name}-{sc.backend}-{sc.transport.kind}-seed{sc.seed}"
+    return f"{re.sub(r'[^A-Za-z0-9._+-]+', '_', readable)}-{identity[:8]}"
+
+
+def header(sc: Scenario, overrides: dict[str, Any], out_dir: Path) -> str:
+    """What is about to run: backend, transport, K, scheduler, seed, every override, where to."""
+    topo = sc.built_topology
+    lines = [f"running {sc.name!r} on the {sc.backend} backend: transport {sc.transport.kind}, "
+             f"K={sc.scheduler.n_classes} classes, scheduler {sc.scheduler.name!r}, "
+             f"{topo.describe()['kind']} with {topo.n_hosts} hosts, seed {sc.seed}"]
+    if overrides:
+        lines.append("  overrides: " + ", ".join(f"{key}={value}" for key, value in overrides.items()))
+    lines.append(f"  results: {out_dir}")
+    return "\n".join(lines)
 
 
 def summary(run_dir: Path, rows: int = 20) -> str:

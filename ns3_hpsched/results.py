@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["SCHEMA", "write_run", "read_run", "schema_markdown"]
+from .errors import ConfigError
+
+__all__ = ["SCHEMA", "RUN_ID_KEY", "check_target", "write_run", "read_run", "schema_markdown"]
 
 #: Table name -> column -> meaning.
 SCHEMA: dict[str, dict[str, str]] = {
@@ -92,35 +94,126 @@ def schema_markdown() -> str:
     return "\n".join(parts)
 
 
+#: Key of ``run.json`` holding the run's identity (:func:`ns3_hpsched.runner.run_id`).
+RUN_ID_KEY = "run_id"
+#: Files a run folder may hold besides the tables: the manifest and the HPCC ``fct.txt``.
+RUN_FILES = frozenset({"run.json", "fct.txt"})
+
+
+def check_target(out_dir: Path | str, run_id: str, field: str = "--out") -> None:
+    """Refuse, before anything runs, a results folder that writing ``run_id`` would harm.
+
+    A target is fine if it does not exist yet (and can be created), if it is an empty
+    folder, or if it holds an earlier copy of the *same* run (its ``run.json`` names
+    ``run_id`` and it holds nothing but run files). Anything else -- a file, a folder with
+    other contents, a folder that cannot be written, a name the file system cannot hold --
+    raises :class:`ConfigError` naming ``field`` and the fix; nothing is touched.
+    """
+    out = Path(os.path.abspath(out_dir))
+    existing = _nearest_existing_parent(out, field)
+    name_max = os.pathconf(existing, "PC_NAME_MAX")
+    for part in out.relative_to(existing).parts:
+        if len(os.fsencode(part)) + _TMP_EXTRA > name_max:
+            raise ConfigError(field, f"folder name {part[:40]!r}... is too long for the file system "
+                              f"(at most {name_max - _TMP_EXTRA} bytes here)", "give a shorter folder name")
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise ConfigError(field, f"{str(out_dir)!r} is a file, not a folder",
+                          "give a folder path for the results (it need not exist)")
+    if os.path.isdir(out):
+        foreign = _foreign_entries(out, run_id)
+        if foreign:
+            raise ConfigError(field, f"folder {str(out_dir)!r} holds files of something other than this run "
+                              f"({', '.join(foreign[:3])}{', ...' if len(foreign) > 3 else ''})",
+                              "give a new or empty folder, or leave --out out for a unique folder under results/")
+    for folder in (existing, out) if os.path.isdir(out) else (existing,):
+        try:  # the temporary sibling goes in ``existing``; an existing ``out`` is replaced
+            os.rmdir(tempfile.mkdtemp(prefix=".hpsched-write-check-", dir=folder))
+        except OSError as exc:
+            raise ConfigError(field, f"cannot write in {str(folder)!r}: {exc.strerror}",
+                              "give a folder you can write to") from None
+
+
+def _nearest_existing_parent(out: Path, field: str) -> Path:
+    """The closest existing ancestor of ``out``: the folder its temporary sibling goes in."""
+    existing = out.parent
+    while not os.path.exists(existing):
+        existing = existing.parent
+    if not os.path.isdir(existing):
+        raise ConfigError(field, f"{str(existing)!r} is a file, so {str(out)!r} cannot be created",
+                          "give a path whose parent folders are folders")
+    return existing
+
+
+def _foreign_entries(folder: Path, run_id: str) -> list[str]:
+    """Entries of ``folder`` that are not an earlier copy of run ``run_id`` (sorted names)."""
+    names = sorted(entry.name for entry in folder.iterdir())
+    if not names:
+        return []
+    ours = RUN_FILES | {f"{table}.parquet" for table in SCHEMA}
+    try:
+        same_run = json.loads((folder / "run.json").read_text()).get(RUN_ID_KEY) == run_id
+    except (OSError, ValueError, AttributeError):
+        same_run = False
+    if not same_run:
+        return names
+    return [n for n in names if n not in ours]
+
+
+#: Characters the temporary sibling adds to a folder name (``.NAME.`` + mkdtemp's 8).
+_TMP_EXTRA = 10
+
+
 def write_run(out_dir: Path | str, tables: dict[str, pd.DataFrame], manifest: dict) -> Path:
     """Write ``tables`` (Parquet) and ``manifest`` (``run.json``) to ``out_dir``, atomically.
 
     The folder is written next to its destination under a temporary name and renamed into
     place, so a reader sees the old complete results or the new complete results, never a
-    mix; an existing folder is replaced only after the new one is complete.
+    mix. The destination may be missing, an empty folder, or an earlier copy of the same
+    run (same ``manifest["run_id"]``, see :func:`check_target`), which is replaced only
+    once the new folder is complete; anything else raises :class:`ConfigError` and is left
+    as it was. The folder gets the user's umask.
     """
     out = Path(out_dir)
-    out.parent.mkdir(parents=True, exist_ok=True)
     for table, frame in tables.items():
         undocumented = set(frame.columns) - set(SCHEMA.get(table, {}))
         if undocumented:
             raise ValueError(f"table {table!r} has undocumented columns {sorted(undocumented)}")
+    run_id = manifest.get(RUN_ID_KEY, "")
+    check_target(out, run_id)
+    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
+        os.chmod(tmp, 0o777 & ~_umask())
         for table, frame in tables.items():
             frame.to_parquet(tmp / f"{table}.parquet", index=False)
         (tmp / "run.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
-        old = None
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{os.getpid()}")
-            os.replace(out, old)
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old)
+        _move_into_place(tmp, out, run_id)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _move_into_place(tmp: Path, out: Path, run_id: str) -> None:
+    """Rename the finished folder ``tmp`` to ``out``, replacing only an empty folder or an
+    earlier copy of the same run (checked again: the target may have changed meanwhile)."""
+    if os.path.isdir(out) and any(out.iterdir()):
+        if _foreign_entries(out, run_id):
+            raise ConfigError("--out", f"folder {str(out)!r} gained other files during the run",
+                              "nothing was changed there; run again with a new folder")
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+        os.replace(out, old / out.name)
+        os.replace(tmp, out)
+        shutil.rmtree(old)
+    else:
+        os.replace(tmp, out)  # rename(2) replaces an empty folder
+
+
+def _umask() -> int:
+    """The process's umask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def read_run(run_dir: Path | str) -> tuple[dict[str, pd.DataFrame], dict]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import platform
 import time
 from importlib import metadata
@@ -12,10 +13,35 @@ import pandas as pd
 from . import __version__
 from .backends.base import Backend
 from .driver import Records, play
-from .results import write_run
+from .results import RUN_ID_KEY, write_run
 from .scenario import Scenario
+from .store import run_hash
 
-__all__ = ["make_backend", "run_scenario", "simulate"]
+__all__ = ["make_backend", "run_id", "run_scenario", "simulate"]
+
+
+def run_id(scenario: Scenario) -> str:
+    """The run's identity: the hash of its resolved config and of the input files it reads.
+
+    Two runs share it exactly when they would compute the same tables, so it names the
+    default results folder and tells an earlier copy of the same run from anything else.
+    A scenario that reads no file has the same id as the sweep store's key for it.
+    """
+    resolved = scenario.resolved()
+    files = {key: hashlib.sha256(path.read_bytes()).hexdigest() for key, path in _input_files(scenario).items()}
+    return run_hash({**resolved, "input_files": files} if files else resolved)
+
+
+def _input_files(scenario: Scenario) -> dict[str, Path]:
+    """The files the scenario reads (``topology.path``, ``workload.path``, ``*_path``), by field."""
+    files = {}
+    for table, spec in (("topology", scenario.topology), ("workload", scenario.workload)):
+        for key, value in spec.items():
+            if (key == "path" or key.endswith("_path")) and isinstance(value, str):
+                path = Path(scenario.base_dir, value)  # an absolute value stays absolute
+                if path.is_file():
+                    files[f"{table}.{key}"] = path
+    return files
 
 
 def make_backend(scenario: Scenario) -> Backend:
@@ -52,6 +78,7 @@ def simulate(scenario: Scenario) -> tuple[Records, dict, pd.DataFrame]:
         "topology": scenario.built_topology.describe(),
         "workload": {"bytes_scale": workload.bytes_scale, **workload.source},
         "seed": scenario.seed,
+        RUN_ID_KEY: run_id(scenario),
         "versions": _versions(),
         "wall_s": wall_s,
         "sim_end_s": stats.end_s,
