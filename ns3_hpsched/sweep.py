@@ -452,6 +452,8 @@ class SweepReport:
         sweep, or filed by another sweep while this one waited for them); runs that failed.
     first_error:
         The error of the first run that failed, if any.
+    default_workers:
+        Whether ``workers`` is the default (one run per CPU) rather than asked for.
     """
 
     store: Path
@@ -461,15 +463,21 @@ class SweepReport:
     skipped: int
     failed: int
     first_error: str | None
+    default_workers: bool = False
 
     def lines(self) -> list[str]:
         """The report as lines for the user: store, counts, workers, first error."""
-        where = "on the Dask cluster" if self.workers is None else f"{self.workers} at a time"
+        if self.workers is None:
+            workers = "workers: the Dask cluster's"
+        else:
+            default = " (the default: one per CPU)" if self.default_workers else ""
+            workers = f"workers: {self.workers} simulation{'s' * (self.workers > 1)} at a time{default}"
         lines = [f"store: {self.store}",
-                 f"runs: {len(self.index)} ({self.ran} done, {self.skipped} skipped: already in the "
-                 f"store, {self.failed} failed); {where}"]
+                 f"runs: {len(self.index)}: {self.ran} done, {self.skipped} skipped (already in the store), "
+                 f"{self.failed} failed", workers]
         if self.first_error is not None:
-            lines.append(f"first error: {self.first_error} (output in {failed_dir(self.store)}/<hash>/{LOG_FILE})")
+            lines.append(f"first error: {self.first_error} (each failed run's output: "
+                         f"{failed_dir(self.store)}/<hash>/{LOG_FILE})")
         return lines
 
 
@@ -528,7 +536,7 @@ def execute_sweep(
     order = {spec.hash: i for i, spec in enumerate(specs)}
     ours = index[index["hash"].isin(order)].sort_values("hash", key=lambda h: h.map(order), ignore_index=True)
     return SweepReport(store, ours, None if dask_address else n_workers, counts["ok"], counts["skipped"],
-                       counts["failed"], errors[0] if errors else None)
+                       counts["failed"], errors[0] if errors else None, default_workers=workers is None)
 
 
 def run_sweep(

@@ -1,4 +1,5 @@
-"""Sweeps: grid expansion, one process per run, failures recorded, resume, Dask."""
+"""Sweeps: grid expansion and validation, run processes (fresh or reused), failures recorded,
+resume, two sweeps sharing a store, the sweep's report and exit status, Dask."""
 
 from __future__ import annotations
 
@@ -66,6 +67,8 @@ def stand_in_run(scenario, out_dir):
         raise ValueError("stand-in failure")
     with open(out_dir.parents[2] / "calls.txt", "a") as calls:
         calls.write(run_hash(resolved) + "\n")
+    with open(out_dir.parents[2] / "pids.txt", "a") as pids:
+        pids.write(f"{resolved['seed']} {resolved['backend']} {os.getpid()}\n")
     rng = np.random.default_rng([resolved["seed"], len(resolved["scheduler"]["name"])])
     slow = 1.0 + resolved["workload"].get("arrival_rate", 1.0) / 10
     sct = slow * rng.uniform(1.0, 2.0, size=3)
@@ -85,6 +88,12 @@ def calls(store):
     """Hashes the stand-in runner executed in ``store``, in order."""
     path = store / "calls.txt"
     return path.read_text().split() if path.exists() else []
+
+
+def pids(store):
+    """``(backend, seed) -> pid`` of the process that executed each stand-in run of ``store``."""
+    rows = [line.split() for line in (store / "pids.txt").read_text().splitlines()]
+    return {(backend, int(seed)): int(pid) for seed, backend, pid in rows}
 
 
 def test_run_hash_depends_on_content_not_key_order():
@@ -122,6 +131,26 @@ def test_expand_grid_rejects_bad_sweeps(scenario_file, grid, schedulers, seeds, 
     with pytest.raises(ConfigError) as info:
         expand_grid(scenario_file, grid, schedulers, seeds)
     assert info.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("grid", "schedulers", "field", "words"),
+    [
+        ({"workload.arrival_rate": [10.0, -1.0]}, ["fair"], "grid.workload.arrival_rate", "-1.0"),
+        ({"workload.arival_rate": [10.0]}, ["fair"], "grid.workload.arival_rate", "unknown key"),
+        ({"backend": ["packet"], "transport.kind": ["dctcp", "bogus"]}, ["fair"], "grid.transport.kind",
+         "'bogus'"),
+        ({}, ["fair", "fiar"], "schedulers", "value 'fiar': unknown policy"),
+    ],
+)
+def test_every_grid_point_is_validated_before_any_run(scenario_file, tmp_path, grid, schedulers, field, words):
+    """A bad value anywhere in the grid stops the sweep before its first run, naming the axis and value."""
+    store = tmp_path / "store"
+    with pytest.raises(ConfigError) as info:
+        run_sweep(scenario_file, grid, schedulers, [1], store, progress=False, run_fn=stand_in_run)
+    assert info.value.field == field
+    assert words in str(info.value)
+    assert not store.exists()
 
 
 def test_sweep_files_every_run_and_indexes_it(scenario_file, tmp_path):
@@ -162,6 +191,30 @@ def test_crashing_runs_are_recorded_and_retried(scenario_file, tmp_path):
     assert len(calls(store)) == 1
     assert (raised / "sweep.json").stat().st_mtime_ns > first_attempt
     pd.testing.assert_frame_equal(index.drop(columns="wall_s"), again.drop(columns="wall_s"))
+
+
+def test_fluid_runs_share_a_worker_packet_runs_get_a_process_each(scenario_file, tmp_path):
+    """With one worker, the fluid runs execute in one reused process, each packet run in a fresh one."""
+    store = tmp_path / "store"
+    run_sweep(scenario_file, {"backend": ["fluid", "packet"]}, ["fair"], [1, 2, 3], store,
+              workers=1, progress=False, run_fn=stand_in_run)
+    by_run = pids(store)
+    fluid = {by_run["fluid", seed] for seed in (1, 2, 3)}
+    packet = {by_run["packet", seed] for seed in (1, 2, 3)}
+    assert len(fluid) == 1 and len(packet) == 3 and not fluid & packet
+    assert os.getpid() not in fluid | packet
+
+
+def test_a_crash_ends_only_its_worker(scenario_file, tmp_path):
+    """A fluid run that aborts its worker is a recorded failure; later runs go to a new worker."""
+    store = tmp_path / "store"
+    index = run_sweep(scenario_file, {}, ["fair"], [1, ABORT_SEED, 2, RAISE_SEED, 3], store,
+                      workers=1, progress=False, run_fn=stand_in_run)
+    assert dict(zip(index["seed"], index["status"])) == {
+        1: "ok", ABORT_SEED: "failed", 2: "ok", RAISE_SEED: "failed", 3: "ok"}
+    assert "SIGABRT" in index.loc[index["seed"] == ABORT_SEED, "error"].item()
+    by_run = pids(store)
+    assert by_run["fluid", 1] != by_run["fluid", 2] == by_run["fluid", 3]  # a raise keeps the worker
 
 
 def test_run_function_must_be_importable(scenario_file, tmp_path):
