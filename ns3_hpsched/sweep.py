@@ -108,7 +108,8 @@ class Outcome:
     """What became of one run given to :func:`execute_run`.
 
     ``status`` is ``"ok"`` (run and filed), ``"failed"``, ``"skipped"`` (the store held it
-    when its lock was taken: another sweep ran it) or ``"cancelled"``.
+    when its lock was taken: another sweep ran it), ``"busy"`` (another process holds its
+    lock, and the caller chose not to wait) or ``"cancelled"``.
     """
 
     hash: str
@@ -274,6 +275,13 @@ def _filed(spec: RunSpec, store: str, waited: bool) -> Outcome | None:
     return None
 
 
+def _at_once() -> threading.Event:
+    """An event already set: given as ``cancel`` to :func:`~ns3_hpsched.store.claim`, try once."""
+    at_once = threading.Event()
+    at_once.set()
+    return at_once
+
+
 def _remove_attempts(store: str, key: str) -> None:
     """Delete the attempt folders of run ``key`` (call with its lock held: all are stale)."""
     for attempt in tmp_dir(store).glob(f"{key}-*"):
@@ -316,6 +324,7 @@ def execute_run(
     run_fn: str = DEFAULT_RUN_FN,
     cancel: threading.Event | None = None,
     pool: WorkerPool | None = None,
+    wait: bool = True,
 ) -> Outcome:
     """Execute one run in a process of its own and file its folder in ``store``.
 
@@ -339,11 +348,14 @@ def execute_run(
     pool:
         Long-lived workers to execute fluid runs on (packet runs always get a fresh process);
         without one, every run gets a fresh process.
+    wait:
+        Whether to wait while another process holds the run's lock; if not, such a run
+        is left alone with status ``"busy"``.
     """
     cancel = cancel or threading.Event()
-    held = claim_run(store, spec.hash, cancel)
+    held = claim_run(store, spec.hash, cancel if wait else _at_once())
     if held is None:
-        return Outcome(spec.hash, "cancelled", None, 0.0)
+        return Outcome(spec.hash, "cancelled" if cancel.is_set() else "busy", None, 0.0)
     try:
         filed = _filed(spec, store, held.waited)
         if filed is not None:
@@ -381,17 +393,17 @@ def _run_local(specs: list[RunSpec], store: str, run_fn: str, workers: int, reus
     """Execute ``specs`` with ``workers`` runs at a time; call ``done`` per outcome.
 
     Each of the ``workers`` threads waits on one run process at a time; with ``reuse``
-    its fluid runs go to its own long-lived worker process.
+    its fluid runs go to its own long-lived worker process. Runs that another sweep is
+    executing are passed over at first and waited for at the end, so two sweeps of one
+    grid into one store share the work instead of one waiting behind the other.
     """
     cancel = threading.Event()
     workers_pool = WorkerPool() if reuse else None
     try:
         with ThreadPoolExecutor(max_workers=workers) as threads:
-            futures = [threads.submit(execute_run, spec, store, run_fn, cancel, workers_pool)
-                       for spec in specs]
             try:
-                for future in as_completed(futures):
-                    done(future.result())
+                busy = _run_round(threads, specs, (store, run_fn, cancel, workers_pool, False), done)
+                _run_round(threads, busy, (store, run_fn, cancel, workers_pool, True), done)
             except BaseException:
                 cancel.set()
                 threads.shutdown(wait=True, cancel_futures=True)
@@ -399,6 +411,20 @@ def _run_local(specs: list[RunSpec], store: str, run_fn: str, workers: int, reus
     finally:
         if workers_pool is not None:
             workers_pool.close()
+
+
+def _run_round(threads: ThreadPoolExecutor, specs: list[RunSpec], args: tuple, done: Callable) -> list[RunSpec]:
+    """``execute_run(spec, *args)`` for each spec on ``threads``; the specs found busy."""
+    futures = {threads.submit(execute_run, spec, *args): spec for spec in specs}
+    busy = []
+    for future in as_completed(futures):
+        outcome = future.result()
+        if outcome.status == "busy":
+            busy.append(futures[future])
+        else:
+            done(outcome)
+    order = {spec.hash: i for i, spec in enumerate(specs)}
+    return sorted(busy, key=lambda spec: order[spec.hash])
 
 
 def _run_dask(specs: list[RunSpec], store: str, run_fn: str, address: str, done: Callable) -> None:
@@ -426,10 +452,8 @@ def _remove_stale_attempts(store: Path) -> None:
     are stale: left by a killed sweep.
     """
     keys = {attempt.name.split("-")[0] for attempt in tmp_dir(store).glob("*-*") if attempt.is_dir()}
-    at_once = threading.Event()
-    at_once.set()  # try each lock once, without waiting
     for key in keys:
-        held = claim_run(store, key, cancel=at_once)
+        held = claim_run(store, key, cancel=_at_once())
         if held is not None:
             _remove_attempts(str(store), key)
             release(held)

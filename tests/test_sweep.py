@@ -3,6 +3,7 @@ resume, two sweeps sharing a store, the sweep's report and exit status, Dask."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -17,8 +18,9 @@ import pytest
 from ns3_hpsched.errors import ConfigError
 from ns3_hpsched.results import write_run
 from ns3_hpsched.scenario import load_scenario
-from ns3_hpsched.store import load_store, read_index, run_hash, runs_dir, tmp_dir
-from ns3_hpsched.sweep import expand_grid, run_sweep
+from ns3_hpsched.store import TABLES, load_store, read_index, run_hash, runs_dir, tmp_dir
+from ns3_hpsched.sweep import execute_sweep, expand_grid, run_sweep
+from ns3_hpsched.workers import child_env
 
 ABORT_SEED = 13
 RAISE_SEED = 14
@@ -82,6 +84,15 @@ def stand_in_run(scenario, out_dir):
                           "fct_s": cct, "standalone_fct_s": cct / rng.uniform(1, 3, size=3)})
     tables = {"stages": stages, "coflows": coflows, "flows": flows}
     return write_run(out_dir, tables, {"scenario": resolved, "backend": resolved["backend"]})
+
+
+def logged_run(scenario, out_dir):
+    """The real runner, logging each call in the store (to count how often a run executed)."""
+    from ns3_hpsched.runner import run_scenario
+
+    with open(out_dir.parents[2] / "calls.txt", "a") as log:
+        log.write(run_hash(scenario.resolved()) + "\n")
+    return run_scenario(scenario, out_dir)
 
 
 def calls(store):
@@ -269,6 +280,54 @@ def _assert_same_results(a, b):
     """Two stores hold equal result tables."""
     for name, table in _results(a).items():
         pd.testing.assert_frame_equal(table, _results(b)[name], obj=name)
+
+
+def _table_bytes(store):
+    """``(run hash, table) -> bytes`` of every result table file of a store."""
+    return {(run.name, name): (run / f"{name}.parquet").read_bytes()
+            for run in runs_dir(store).iterdir() for name in TABLES}
+
+
+def test_reused_workers_store_what_fresh_processes_store(fluid_store, tmp_path):
+    """Fluid runs on reused workers write byte-identical tables to runs in a fresh process each."""
+    store = tmp_path / "store"
+    run_sweep(fluid_store.parent / "tiny.toml", *FLUID_SWEEP, store, workers=2, progress=False,
+              reuse_workers=False)
+    fresh, reused = _table_bytes(store), _table_bytes(fluid_store)
+    assert len(fresh) == 8 * len(TABLES)
+    assert fresh == reused
+
+
+def _shared_sweep_script(scenario_file, store):
+    """Python source running FLUID_SWEEP with the logged real runner; prints its report as JSON."""
+    return (f"import json\n"
+            f"from tests.test_sweep import logged_run\n"
+            f"from ns3_hpsched.sweep import execute_sweep\n"
+            f"r = execute_sweep({str(scenario_file)!r}, *{FLUID_SWEEP!r}, {str(store)!r}, workers=2,\n"
+            f"                  progress=False, run_fn=logged_run)\n"
+            f"print(json.dumps({{'ran': r.ran, 'skipped': r.skipped, 'failed': r.failed}}))\n")
+
+
+def test_two_sweeps_share_a_store(fluid_store, tmp_path):
+    """Two sweeps into one store at once both complete; every run executed and filed exactly once."""
+    store = tmp_path / "store"
+    script = _shared_sweep_script(fluid_store.parent / "tiny.toml", store)
+    sweeps = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                               env=child_env()) for _ in range(2)]
+    reports = []
+    for sweep in sweeps:
+        out, _ = sweep.communicate(timeout=300)
+        assert sweep.returncode == 0
+        reports.append(json.loads(out.splitlines()[-1]))
+    assert all(r["failed"] == 0 and r["ran"] + r["skipped"] == 8 for r in reports)
+    assert sum(r["ran"] for r in reports) == 8
+    index = read_index(store)
+    assert len(index) == 8 and set(index["status"]) == {"ok"}
+    assert sorted(calls(store)) == sorted(index["hash"])  # no run executed twice
+    assert list(tmp_dir(store).iterdir()) == [] and not (store / "failed").exists()
+    pd.testing.assert_frame_equal(pd.read_parquet(store / "index.parquet").drop(columns="wall_s"),
+                                  index.drop(columns="wall_s"))
+    assert _table_bytes(store) == _table_bytes(fluid_store)
 
 
 def test_killed_sweep_resumes_without_redoing_finished_runs(fluid_store, tmp_path):
