@@ -3,6 +3,7 @@ resume, two sweeps sharing a store, the sweep's report and exit status, Dask."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -226,6 +228,72 @@ def test_a_crash_ends_only_its_worker(scenario_file, tmp_path):
     assert "SIGABRT" in index.loc[index["seed"] == ABORT_SEED, "error"].item()
     by_run = pids(store)
     assert by_run["fluid", 1] != by_run["fluid", 2] == by_run["fluid", 3]  # a raise keeps the worker
+
+
+def test_report_counts_done_skipped_failed(scenario_file, tmp_path):
+    """The report of a sweep counts its runs by what became of them, and names the first error."""
+    store = tmp_path / "store"
+    sweep = (scenario_file, {}, ["fair"], [1, 2, RAISE_SEED], store)
+    first = execute_sweep(*sweep, workers=1, progress=False, run_fn=stand_in_run)
+    assert (first.ran, first.skipped, first.failed) == (2, 0, 1)
+    assert first.first_error == "ValueError: stand-in failure"
+    assert first.workers == 1 and not first.default_workers
+    again = execute_sweep(*sweep, progress=False, run_fn=stand_in_run)
+    assert (again.ran, again.skipped, again.failed) == (0, 2, 1)
+    assert again.workers == os.cpu_count() and again.default_workers
+    assert again.lines()[:3] == [
+        f"store: {store}", "runs: 3: 0 done, 2 skipped (already in the store), 1 failed",
+        f"workers: {os.cpu_count()} simulation{'s' * (os.cpu_count() > 1)} at a time (the default: one per CPU)"]
+
+
+class _Terminal(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_progress_bar_only_on_a_terminal(scenario_file, tmp_path, monkeypatch, terminal):
+    """The progress bar is drawn on a terminal and nothing is written to stderr when it is piped."""
+    stream = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    execute_sweep(scenario_file, {}, ["fair"], [1, 2], tmp_path / "store", workers=1, run_fn=stand_in_run)
+    assert ("sweep: 100%" in stream.getvalue()) == terminal
+    assert terminal or stream.getvalue() == ""
+
+
+def test_invoke_sweep_reports_and_fails_when_runs_fail(scenario_file, tmp_path, monkeypatch, capsys):
+    """`invoke sweep` prints the store, counts and workers; it exits with the first error if a run failed."""
+    import invoke
+
+    import tasks
+
+    monkeypatch.setattr("ns3_hpsched.sweep.DEFAULT_RUN_FN", f"{__name__}:stand_in_run")
+    store = tmp_path / "store"
+    args = {"scheduler": ["fair"], "store": str(store)}
+    tasks.sweep(invoke.Context(), str(scenario_file), seed=["1", "2"], **args)
+    out = capsys.readouterr().out
+    assert f"store: {store}" in out and "runs: 2: 2 done, 0 skipped" in out and "(the default: one per CPU)" in out
+    with pytest.raises(SystemExit) as info:
+        tasks.sweep(invoke.Context(), str(scenario_file), seed=["1", str(RAISE_SEED)], workers="1", **args)
+    assert str(info.value) == "error: 1 of 2 runs failed, the first with: ValueError: stand-in failure"
+    assert "runs: 2: 0 done, 1 skipped (already in the store), 1 failed" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        tasks.sweep(invoke.Context(), str(scenario_file), seed=[str(RAISE_SEED)], **args)
+
+
+def test_invoke_sweep_as_a_user(scenario_file, tmp_path):
+    """`invoke sweep` with the real runner, piped: report on stdout, no progress bar, exit 0."""
+    store = tmp_path / "store"
+    done = subprocess.run([sys.executable, "-m", "invoke", "sweep", str(scenario_file), "--scheduler", "fair",
+                           "--seed", "1", "--seed", "2", "--store", str(store), "--workers", "2"],
+                          cwd=Path(__file__).parents[1], capture_output=True, text=True, env=child_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"store: {store}", "runs: 2: 2 done, 0 skipped (already in the store), 0 failed",
+                                        "workers: 2 simulations at a time"]
+    assert done.stderr == ""
+    assert len(read_index(store)) == 2
 
 
 def test_run_function_must_be_importable(scenario_file, tmp_path):
