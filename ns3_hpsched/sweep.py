@@ -13,8 +13,9 @@ ns3_hpsched.sweep`` process; a fluid run on a long-lived worker process that exe
 run after another, so that start-up is paid once per worker and not once per run. A run
 that crashes (even with ``abort()``, taking its worker down) is recorded as failed with
 its last words, and the sweep goes on. The same :func:`execute_run` is what the local pool
-(threads that each wait on one run process) and a Dask cluster (``dask_address``; every
-run in a fresh process there) execute, so both fill the store identically. (A
+(threads that each wait on one run process) and a Dask cluster (``dask_address``; its
+worker processes keep their own long-lived workers) execute, so both fill the store
+identically. (A
 ``ProcessPoolExecutor`` is not used because one dying worker breaks the whole pool and
 fails every run in flight, and Dask worker processes are daemonic and may not start
 ``multiprocessing`` children; a plain subprocess works under both.)
@@ -65,7 +66,8 @@ from .store import (
 )
 from .workers import LOG_FILE, WorkerPool, run_fresh
 
-__all__ = ["RunSpec", "Outcome", "SweepReport", "expand_grid", "execute_run", "execute_sweep", "run_sweep"]
+__all__ = ["RunSpec", "Outcome", "SweepReport", "expand_grid", "execute_run", "execute_on_cluster",
+           "execute_sweep", "run_sweep"]
 
 #: The run function used when none is given: ``run_scenario(scenario, out_dir) -> Path``.
 DEFAULT_RUN_FN = "ns3_hpsched.runner:run_scenario"
@@ -427,15 +429,34 @@ def _run_round(threads: ThreadPoolExecutor, specs: list[RunSpec], args: tuple, d
     return sorted(busy, key=lambda spec: order[spec.hash])
 
 
-def _run_dask(specs: list[RunSpec], store: str, run_fn: str, address: str, done: Callable) -> None:
+_cluster_pool: WorkerPool | None = None
+_cluster_pool_lock = threading.Lock()
+
+
+def execute_on_cluster(spec: RunSpec, store: str, run_fn: str) -> Outcome:
+    """:func:`execute_run` on a Dask worker, fluid runs on that worker process's own pool.
+
+    The pool lives as long as the Dask worker process (its workers exit when it does), so
+    every sweep sent to the cluster reuses the same long-lived workers.
+    """
+    global _cluster_pool
+    with _cluster_pool_lock:
+        if _cluster_pool is None:
+            _cluster_pool = WorkerPool()
+    return execute_run(spec, store, run_fn, pool=_cluster_pool)
+
+
+def _run_dask(specs: list[RunSpec], store: str, run_fn: str, address: str, reuse: bool,
+              done: Callable) -> None:
     """Execute ``specs`` on the Dask cluster at ``address``; call ``done`` per outcome."""
     try:
         from distributed import Client, as_completed as dask_completed
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise ConfigError("dask_address", "dask.distributed is not installed",
                           "pip install 'ns3-hpsched[dask]'") from exc
+    task = execute_on_cluster if reuse else execute_run
     with Client(address) as client:
-        futures = [client.submit(execute_run, spec, store, run_fn, pure=False) for spec in specs]
+        futures = [client.submit(task, spec, store, run_fn, pure=False) for spec in specs]
         try:
             for future in dask_completed(futures):
                 done(future.result())
@@ -551,7 +572,7 @@ def execute_sweep(
 
         try:
             if dask_address is not None:
-                _run_dask(todo, str(store), run_ref, dask_address, done)
+                _run_dask(todo, str(store), run_ref, dask_address, reuse_workers, done)
             else:
                 _run_local(todo, str(store), run_ref, n_workers, reuse_workers, done)
         finally:

@@ -419,7 +419,8 @@ def test_killed_sweep_resumes_without_redoing_finished_runs(fluid_store, tmp_pat
 
 
 def test_dask_cluster_fills_the_store_like_the_local_pool(fluid_store, tmp_path):
-    """A sweep sent to a dask.distributed LocalCluster gives the same results as the local pool."""
+    """A sweep sent to a dask.distributed LocalCluster gives the same results as the local pool,
+    and the cluster's worker keeps one long-lived process per thread for fluid runs."""
     from distributed import LocalCluster
 
     scenario_file = fluid_store.parent / "tiny.toml"
@@ -427,5 +428,9 @@ def test_dask_cluster_fills_the_store_like_the_local_pool(fluid_store, tmp_path)
                       dashboard_address=None) as cluster:
         index = run_sweep(scenario_file, *FLUID_SWEEP, tmp_path / "store",
                           dask_address=cluster.scheduler_address, progress=False)
+        stand_in = tmp_path / "stand-in"
+        run_sweep(scenario_file, {}, ["fair"], [1, 2, 3, 4, 5, 6], stand_in,
+                  dask_address=cluster.scheduler_address, progress=False, run_fn=stand_in_run)
     assert set(index["status"]) == {"ok"}
     _assert_same_results(tmp_path / "store", fluid_store)
+    assert len(set(pids(stand_in).values())) <= 2
