@@ -100,12 +100,14 @@ def sweep(c, scenario, grid=None, scheduler=None, seed=None, store=None, workers
     from ns3_hpsched.sched import POLICIES
     from ns3_hpsched.sweep import execute_sweep
 
+    store = Path(store or f"results/sweep-{Path(scenario).stem}")
     report = execute_sweep(scenario, parse_grid(grid or []), list(scheduler or POLICIES),
-                           [int(s) for s in (seed or [1])], Path(store or f"results/sweep-{Path(scenario).stem}"),
+                           [int(s) for s in (seed or [1])], store,
                            workers=int(workers) if workers else None, dask_address=dask)
     print("\n".join(report.lines()))
     if report.failed:
-        sys.exit(f"error: {report.failed} of {len(report.index)} runs failed, the first with: {report.first_error}")
+        sys.exit(f"error: {report.failed} of {len(report.index)} runs failed, "
+                 f"the first with: {report.first_error}")
 
 
 @task(help={"store": "result store folder written by invoke sweep", "out": "folder for the figures",

@@ -415,7 +415,8 @@ def _run_local(specs: list[RunSpec], store: str, run_fn: str, workers: int, reus
             workers_pool.close()
 
 
-def _run_round(threads: ThreadPoolExecutor, specs: list[RunSpec], args: tuple, done: Callable) -> list[RunSpec]:
+def _run_round(threads: ThreadPoolExecutor, specs: list[RunSpec], args: tuple,
+               done: Callable) -> list[RunSpec]:
     """``execute_run(spec, *args)`` for each spec on ``threads``; the specs found busy."""
     futures = {threads.submit(execute_run, spec, *args): spec for spec in specs}
     busy = []

@@ -290,8 +290,9 @@ def test_invoke_sweep_as_a_user(scenario_file, tmp_path):
                            "--seed", "1", "--seed", "2", "--store", str(store), "--workers", "2"],
                           cwd=Path(__file__).parents[1], capture_output=True, text=True, env=child_env())
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [f"store: {store}", "runs: 2: 2 done, 0 skipped (already in the store), 0 failed",
-                                        "workers: 2 simulations at a time"]
+    assert done.stdout.splitlines() == [
+        f"store: {store}", "runs: 2: 2 done, 0 skipped (already in the store), 0 failed",
+        "workers: 2 simulations at a time"]
     assert done.stderr == ""
     assert len(read_index(store)) == 2
 
