@@ -20,7 +20,7 @@ import pytest
 from ns3_hpsched.errors import ConfigError
 from ns3_hpsched.results import write_run
 from ns3_hpsched.scenario import load_scenario
-from ns3_hpsched.store import TABLES, load_store, read_index, run_hash, runs_dir, tmp_dir
+from ns3_hpsched.store import TABLES, claim_run, load_store, read_index, release, run_hash, runs_dir, tmp_dir
 from ns3_hpsched.sweep import execute_sweep, expand_grid, run_sweep
 from ns3_hpsched.workers import child_env
 
@@ -295,6 +295,23 @@ def test_invoke_sweep_as_a_user(scenario_file, tmp_path):
         "workers: 2 simulations at a time"]
     assert done.stderr == ""
     assert len(read_index(store)) == 2
+
+
+def test_only_attempts_without_a_live_owner_are_removed(scenario_file, tmp_path):
+    """An attempt folder whose run's lock is held (a live sweep's) survives; one left by a dead process goes."""
+    store = tmp_path / "store"
+    one, two = expand_grid(scenario_file, {}, ["fair"], [1, 2])
+    dead, live = tmp_dir(store) / f"{one.hash}-1-dead", tmp_dir(store) / f"{two.hash}-2-live"
+    dead.mkdir(parents=True)
+    live.mkdir()
+    held = claim_run(store, two.hash)  # as another sweep executing run two would
+    try:
+        run_sweep(scenario_file, {}, ["fair"], [1], store, workers=1, progress=False, run_fn=stand_in_run)
+        assert not dead.exists() and live.is_dir()
+    finally:
+        release(held)
+    index = run_sweep(scenario_file, {}, ["fair"], [1, 2], store, workers=1, progress=False, run_fn=stand_in_run)
+    assert set(index["status"]) == {"ok"} and list(tmp_dir(store).iterdir()) == []
 
 
 def test_run_function_must_be_importable(scenario_file, tmp_path):
