@@ -5,7 +5,8 @@ Runs ``invoke sweep load --grid workload.arrival_rate=5,10,20 --seed 1 --seed 2 
 time of the sweep and of all its run processes (the fairer number on a shared machine),
 the cost per run (wall x workers / runs, and CPU / runs) and the mean time a run spends
 simulating in its process (``wall_s`` of the index): per-run cost minus that is what each
-run pays for process start-up and the sweep's own work. A digest of the result tables
+run pays for process start-up and the sweep's own work. The peak memory of the largest run
+process shows whether a long-lived worker grows over its runs. A digest of the result tables
 lets two invocations (e.g. ``--one-process-per-run``) be checked for identical results.
 
 Usage::
@@ -64,7 +65,8 @@ def bench(workers: int | None, reuse: bool) -> dict:
         return {"runs": n, "workers": used, "wall_s": wall_s, "sweep_cpu_s": sweep_cpu_s,
                 "runs_cpu_s": runs_cpu_s, "per_run_wall_s": wall_s * used / n,
                 "per_run_cpu_s": (sweep_cpu_s + runs_cpu_s) / n,
-                "simulating_s": float(index["wall_s"].mean()), "digest": _digest(store)}
+                "simulating_s": float(index["wall_s"].mean()), "digest": _digest(store),
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
 def main() -> None:
@@ -78,7 +80,7 @@ def main() -> None:
     print(f"{r['runs']} runs, {r['workers']} workers: wall {r['wall_s']:.1f} s, CPU {r['sweep_cpu_s']:.1f} s "
           f"(sweep) + {r['runs_cpu_s']:.1f} s (run processes); per run {r['per_run_wall_s']:.2f} s wall "
           f"x worker, {r['per_run_cpu_s']:.2f} s CPU, of which simulating {r['simulating_s']:.2f} s; "
-          f"tables digest {r['digest']}")
+          f"largest run process {r['peak_rss_mb']:.0f} MB; tables digest {r['digest']}")
 
 
 if __name__ == "__main__":
