@@ -84,22 +84,30 @@ def crosscheck(c, scenario="small-search", scheduler=None, set=None, store=None,
     "scheduler": "policy (repeatable; default: all seven)",
     "seed": "seed (repeatable; default: 1)",
     "store": "result store folder (default: results/sweep-<scenario>)",
-    "workers": "runs at a time on this machine (default: number of CPUs)",
+    "workers": "simulations at a time on this machine (default: one per CPU)",
     "dask": "address of a dask.distributed scheduler to send runs to (e.g. tcp://host:8786)",
 })
 @_fail_cleanly
 def sweep(c, scenario, grid=None, scheduler=None, seed=None, store=None, workers=None, dask=None):
-    """Run a grid of simulations (scenario x grid x schedulers x seeds); resumes where it stopped."""
+    """Run a grid of simulations (scenario x grid x schedulers x seeds); resumes where it stopped.
+
+    Prints the store, the runs done / skipped (already in the store) / failed and the
+    workers; exits with an error if any run failed.
+    """
     from pathlib import Path
 
     from ns3_hpsched.cli import parse_grid
     from ns3_hpsched.sched import POLICIES
-    from ns3_hpsched.sweep import run_sweep
+    from ns3_hpsched.sweep import execute_sweep
 
-    index = run_sweep(scenario, parse_grid(grid or []), list(scheduler or POLICIES),
-                      [int(s) for s in (seed or [1])], Path(store or f"results/sweep-{Path(scenario).stem}"),
-                      workers=int(workers) if workers else None, dask_address=dask)
-    print(index.groupby("status").size().to_string())
+    store = Path(store or f"results/sweep-{Path(scenario).stem}")
+    report = execute_sweep(scenario, parse_grid(grid or []), list(scheduler or POLICIES),
+                           [int(s) for s in (seed or [1])], store,
+                           workers=int(workers) if workers else None, dask_address=dask)
+    print("\n".join(report.lines()))
+    if report.failed:
+        sys.exit(f"error: {report.failed} of {len(report.index)} runs failed, "
+                 f"the first with: {report.first_error}")
 
 
 @task(help={"store": "result store folder written by invoke sweep", "out": "folder for the figures",

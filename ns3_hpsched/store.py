@@ -7,6 +7,7 @@ Layout of a store ``STORE``::
     STORE/failed/<hash>/    a run that failed: sweep.json (with the error), stderr.log and
                             whatever the run wrote before it failed
     STORE/tmp/              runs in progress; a run is renamed into runs/ only when complete
+                            (attempt folders <hash>-<pid>-<id>/ and lock files <hash>.lock)
     STORE/index.parquet     one row per run, rebuilt from the folders above
 
 A folder under ``runs/`` appears by an atomic rename once its run has finished, so every
@@ -14,13 +15,24 @@ folder there is complete; the index is derived data and can always be rebuilt fr
 folders with :func:`rebuild_index`. The hash is that of the run's fully resolved config
 (:func:`run_hash`), so the same config lands in the same folder whichever sweep, machine
 or executor ran it -- which is what makes resuming a sweep safe.
+
+Several sweeps may share a store at once (on one machine or over a shared file system):
+whoever executes a run first holds an exclusive ``flock`` on ``tmp/<hash>.lock``
+(:func:`claim_run`) for as long as the run's process lives, and only the holder creates
+or removes that run's attempt folders, so no run is executed twice and no live attempt is
+deleted. The index is rewritten under ``.index.lock``, so the last sweep to finish leaves
+an index of every folder.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -35,6 +47,10 @@ __all__ = [
     "failed_dir",
     "tmp_dir",
     "is_complete",
+    "Claim",
+    "claim",
+    "claim_run",
+    "release",
     "read_index",
     "rebuild_index",
     "load_store",
@@ -48,6 +64,9 @@ INDEX_COLUMNS = ("hash", "scenario", "scheduler", "seed", "backend", "status", "
 SWEEP_FILE = "sweep.json"
 RUN_FILE = "run.json"
 INDEX_FILE = "index.parquet"
+INDEX_LOCK = ".index.lock"
+#: Seconds between two tries of a lock another process holds.
+LOCK_POLL_S = 0.2
 
 
 def run_hash(resolved: dict) -> str:
@@ -81,6 +100,71 @@ def tmp_dir(store: Path) -> Path:
 def is_complete(run_folder: Path) -> bool:
     """Whether ``run_folder`` holds a finished run (its ``run.json`` and ``sweep.json``)."""
     return (run_folder / RUN_FILE).is_file() and (run_folder / SWEEP_FILE).is_file()
+
+
+@dataclass(frozen=True)
+class Claim:
+    """An exclusive ``flock`` held on ``path`` through the open descriptor ``fd``.
+
+    ``waited`` says whether another process held the lock when it was first tried (for a
+    run: another sweep was executing it, so it may have been filed meanwhile).
+    """
+
+    path: Path
+    fd: int
+    waited: bool
+
+
+def claim(path: Path, cancel: threading.Event | None = None) -> Claim | None:
+    """Take the exclusive lock on the file ``path`` (created if missing), waiting for it.
+
+    Waits while another process holds it, polling every :data:`LOCK_POLL_S` seconds;
+    returns ``None`` if ``cancel`` is set meanwhile. A holder removes the file when it lets
+    go (:func:`release`), so a lock taken on a file no longer at ``path`` is let go and
+    tried again: the lock held is always that of the file at ``path``. The descriptor is
+    not inherited by child processes unless passed on explicitly (``pass_fds``), and a lock
+    passed on is held until every process holding it has closed it or ended.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cancel = cancel or threading.Event()
+    waited = False
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            waited = True
+            if cancel.wait(LOCK_POLL_S):
+                return None
+            continue
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                return Claim(path, fd, waited)
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
+def release(held: Claim) -> None:
+    """Let go of a lock taken with :func:`claim`, removing its file first (see there)."""
+    held.path.unlink(missing_ok=True)
+    os.close(held.fd)
+
+
+def claim_run(store: Path, key: str, cancel: threading.Event | None = None) -> Claim | None:
+    """Take the lock of run ``key`` of ``store`` (see :func:`claim`): the right to execute it."""
+    return claim(tmp_dir(store) / f"{key}.lock", cancel)
+
+
+@contextmanager
+def _held(path: Path):
+    """Hold the lock on ``path`` for the body of a ``with`` statement."""
+    held = claim(path)
+    try:
+        yield held
+    finally:
+        release(held)
 
 
 def _record(run_folder: Path) -> dict:
@@ -124,12 +208,17 @@ def read_index(store: Path) -> pd.DataFrame:
 
 
 def rebuild_index(store: Path) -> pd.DataFrame:
-    """Recompute the index from the run folders and write ``STORE/index.parquet`` atomically."""
-    index = read_index(store)
+    """Recompute the index from the run folders and write ``STORE/index.parquet`` atomically.
+
+    Reading the folders and writing the index happen under the store's index lock, so of
+    two sweeps finishing together the later one writes last, and sees every run.
+    """
     Path(store).mkdir(parents=True, exist_ok=True)
-    partial = Path(store) / f".{INDEX_FILE}.{os.getpid()}"
-    index.to_parquet(partial, index=False)
-    partial.replace(Path(store) / INDEX_FILE)
+    with _held(Path(store) / INDEX_LOCK):
+        index = read_index(store)
+        partial = Path(store) / f".{INDEX_FILE}.{os.getpid()}"
+        index.to_parquet(partial, index=False)
+        partial.replace(Path(store) / INDEX_FILE)
     return index
 
 

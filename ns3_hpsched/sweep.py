@@ -5,20 +5,31 @@ x seeds. Every grid point becomes a :class:`RunSpec` keyed by the hash of its fu
 resolved config (:func:`ns3_hpsched.store.run_hash`), and lands in the result store
 (:mod:`ns3_hpsched.store`) under ``runs/<hash>/``.
 
-Why a fresh process per run: ns-3's ``Simulator`` is a process-wide singleton, and a fatal
-ns-3 error or a segfault takes the interpreter down with it. :func:`execute_run` therefore
-starts ``python -m ns3_hpsched.sweep`` for each run and only waits for it: a run that
-crashes (even with ``abort()``) is recorded as failed with its last words, and the sweep
-goes on. The same :func:`execute_run` is what the local pool (threads that each wait on one
-child process) and a Dask cluster (``dask_address``) execute, so both fill the store
-identically. (A ``ProcessPoolExecutor`` is not used because one dying worker breaks the
-whole pool and fails every run in flight, and Dask worker processes are daemonic and may
-not start ``multiprocessing`` children; a plain subprocess works under both.)
+Why runs never execute in the sweep's process: ns-3's ``Simulator`` is a process-wide
+singleton, and a fatal ns-3 error or a segfault takes the interpreter down with it.
+:func:`execute_run` therefore executes each run in a process of its own and only waits
+for it (:mod:`ns3_hpsched.workers`): a packet run in a fresh ``python -m
+ns3_hpsched.sweep`` process; a fluid run on a long-lived worker process that executes one
+run after another, so that start-up is paid once per worker and not once per run. A run
+that crashes (even with ``abort()``, taking its worker down) is recorded as failed with
+its last words, and the sweep goes on. The same :func:`execute_run` is what the local pool
+(threads that each wait on one run process) and a Dask cluster (``dask_address``; its
+worker processes keep their own long-lived workers) execute, so both fill the store
+identically. (A
+``ProcessPoolExecutor`` is not used because one dying worker breaks the whole pool and
+fails every run in flight, and Dask worker processes are daemonic and may not start
+``multiprocessing`` children; a plain subprocess works under both.)
 
-Resuming: a child writes into ``tmp/<hash>-<attempt>/`` and renames its folder into
+Resuming: a run writes into ``tmp/<hash>-<pid>-<id>/`` and its folder is renamed into
 ``runs/<hash>`` only when the run has finished, so a finished run is never lost or
 half-written, and a sweep started again skips every run whose folder exists. Runs that
 failed are retried (their earlier failure stays in ``failed/`` until one succeeds).
+
+Sharing a store: a run is executed only by the holder of its lock
+(:func:`ns3_hpsched.store.claim_run`), held by the sweep and the run's process until the
+run is filed. A second sweep reaching a run that another executes waits for it and then
+takes the other's outcome (``skipped`` if it finished), so no run is executed twice, and
+only a run's lock holder removes its attempt folders, so no live attempt is deleted.
 """
 
 from __future__ import annotations
@@ -29,7 +40,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -45,20 +55,23 @@ from tqdm import tqdm
 from .errors import ConfigError
 from .store import (
     SWEEP_FILE,
+    claim_run,
     failed_dir,
     is_complete,
     rebuild_index,
+    release,
     run_hash,
     runs_dir,
     tmp_dir,
 )
+from .workers import LOG_FILE, WorkerPool, run_fresh
 
-__all__ = ["RunSpec", "Outcome", "expand_grid", "execute_run", "run_sweep"]
+__all__ = ["RunSpec", "Outcome", "SweepReport", "expand_grid", "execute_run", "execute_on_cluster",
+           "execute_sweep", "run_sweep"]
 
 #: The run function used when none is given: ``run_scenario(scenario, out_dir) -> Path``.
 DEFAULT_RUN_FN = "ns3_hpsched.runner:run_scenario"
 SPEC_FILE = "spec.json"
-LOG_FILE = "stderr.log"
 
 
 @dataclass(frozen=True)
@@ -94,7 +107,12 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What became of one executed run: ``status`` is ``"ok"``, ``"failed"`` or ``"cancelled"``."""
+    """What became of one run given to :func:`execute_run`.
+
+    ``status`` is ``"ok"`` (run and filed), ``"failed"``, ``"skipped"`` (the store held it
+    when its lock was taken: another sweep ran it), ``"busy"`` (another process holds its
+    lock, and the caller chose not to wait) or ``"cancelled"``.
+    """
 
     hash: str
     status: str
@@ -147,10 +165,9 @@ def expand_grid(
     ------
     ConfigError
         On an empty or non-list grid entry, a grid key that ``schedulers``/``seeds`` already
-        set, or two grid points that resolve to the same config (a key with no effect).
+        set, a grid point the scenario rejects (see :func:`_load_point`), or two grid
+        points that resolve to the same config (a key with no effect).
     """
-    from .scenario import load_scenario
-
     for key in ("scheduler.name", "seed"):
         if key in grid:
             raise ConfigError(f"grid.{key}", "is set by the sweep itself", "use schedulers/seeds")
@@ -163,7 +180,7 @@ def expand_grid(
         params = dict(zip(values, point[:-2]))
         scheduler, seed = point[-2:]
         overrides = {**params, "scheduler.name": scheduler, "seed": seed}
-        resolved = load_scenario(ref, overrides).resolved()
+        resolved = _load_point(ref, overrides)
         key = run_hash(resolved)
         if key in specs:
             raise ConfigError(
@@ -173,6 +190,37 @@ def expand_grid(
             )
         specs[key] = RunSpec(key, ref, params, scheduler, seed, resolved["backend"])
     return list(specs.values())
+
+
+def _sweep_field(field: str, overrides: Mapping[str, object]) -> str | None:
+    """The override of a grid point that a scenario error on ``field`` is about, if any."""
+    for key in overrides:
+        if field == key or key.startswith(field + ".") or field.startswith(key + "."):
+            return key
+    return None
+
+
+def _load_point(ref: str, overrides: Mapping[str, object]) -> dict:
+    """The resolved config of one grid point, loaded and validated like any scenario.
+
+    Raises
+    ------
+    ConfigError
+        The scenario's error, renamed after the sweep axis it comes from: ``grid.<key>``,
+        ``schedulers`` or ``seeds``, with the value, and the scenario field if it differs;
+        an error no axis explains keeps its field and names the grid point.
+    """
+    from .scenario import load_scenario
+
+    try:
+        return load_scenario(ref, overrides).resolved()
+    except ConfigError as exc:
+        key = _sweep_field(exc.field, overrides)
+        if key is None:
+            raise ConfigError(exc.field, f"{exc.problem} (at grid point {dict(overrides)})", exc.fix) from exc
+        axis = {"scheduler.name": "schedulers", "seed": "seeds"}.get(key, f"grid.{key}")
+        where = "" if exc.field == key else f" ({exc.field})"
+        raise ConfigError(axis, f"value {overrides[key]!r}{where}: {exc.problem}", exc.fix) from exc
 
 
 def _function_ref(fn: Callable) -> str:
@@ -196,19 +244,10 @@ def _import_ref(ref: str) -> Callable:
     return obj
 
 
-def _child_env() -> dict[str, str]:
-    """Environment of a run process: ours, with our ``sys.path`` so the same code imports."""
-    env = dict(os.environ)
-    paths = [p or os.getcwd() for p in sys.path]
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    return env
-
-
 def _failure_message(returncode: int, log: Path) -> str:
-    """Short description of a failed run: its last line of stderr, and how the process ended."""
-    lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    """Short description of a failed run: its last line of output, and how the process ended."""
+    text = log.read_text(errors="replace") if log.is_file() else ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     last = lines[-1] if lines else ""
     if returncode < 0:
         how = f"process killed by {signal.Signals(-returncode).name}"
@@ -221,54 +260,52 @@ def _record(spec: RunSpec, status: str, error: str | None, wall_s: float) -> str
     return json.dumps({**asdict(spec), "status": status, "error": error, "wall_s": wall_s}, indent=1)
 
 
-def execute_run(
-    spec: RunSpec,
-    store: str,
-    run_fn: str = DEFAULT_RUN_FN,
-    cancel: threading.Event | None = None,
-) -> Outcome:
-    """Run one spec in a fresh Python process and file its folder in ``store``.
+def _filed(spec: RunSpec, store: str, waited: bool) -> Outcome | None:
+    """The outcome of ``spec`` if the store already holds it, else None.
 
-    This is the unit of work sent to an executor (it needs only picklable arguments).
-    On success the run's folder is ``runs/<hash>``; on failure (an exception, a non-zero
-    exit or a signal such as SIGABRT) the attempt's folder with ``sweep.json`` (status
-    ``failed`` and the error) and ``stderr.log`` becomes ``failed/<hash>``.
-
-    Parameters
-    ----------
-    spec:
-        The run.
-    store:
-        Path of the result store (shared by all workers).
-    run_fn:
-        ``"module:qualname"`` of the function ``(scenario, out_dir) -> Path`` that runs it.
-    cancel:
-        If set while the run is going, the process is killed and nothing is recorded.
+    A finished run is ``skipped``. A failure is taken as this run's outcome only if
+    another sweep filed it while this one ``waited`` for the run's lock; an older failure
+    is retried.
     """
-    attempt = tmp_dir(store) / f"{spec.hash}-{uuid.uuid4().hex[:8]}"
+    done = runs_dir(store) / spec.hash
+    if is_complete(done):
+        return Outcome(spec.hash, "skipped", None, json.loads((done / SWEEP_FILE).read_text())["wall_s"])
+    failed = failed_dir(store) / spec.hash / SWEEP_FILE
+    if waited and failed.is_file():
+        record = json.loads(failed.read_text())
+        return Outcome(spec.hash, "failed", record["error"], record["wall_s"])
+    return None
+
+
+def _at_once() -> threading.Event:
+    """An event already set: given as ``cancel`` to :func:`~ns3_hpsched.store.claim`, try once."""
+    at_once = threading.Event()
+    at_once.set()
+    return at_once
+
+
+def _remove_attempts(store: str, key: str) -> None:
+    """Delete the attempt folders of run ``key`` (call with its lock held: all are stale)."""
+    for attempt in tmp_dir(store).glob(f"{key}-*"):
+        shutil.rmtree(attempt, ignore_errors=True)
+
+
+def _attempt(spec: RunSpec, store: str, run_fn: str, lock_fd: int, cancel: threading.Event,
+             pool: WorkerPool | None) -> Outcome:
+    """Execute ``spec`` once (its lock held) in a fresh process or on ``pool``; file the result."""
+    attempt = tmp_dir(store) / f"{spec.hash}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     attempt.mkdir(parents=True)
     (attempt / SPEC_FILE).write_text(json.dumps({"spec": asdict(spec), "store": store, "run_fn": run_fn}))
+    (attempt / LOG_FILE).touch()
     start = time.perf_counter()
-    with open(attempt / LOG_FILE, "wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "ns3_hpsched.sweep", str(attempt)],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            env=_child_env(),
-            start_new_session=True,  # a Ctrl-C reaches the sweep, which then stops its runs
-        )
-        while True:
-            try:
-                returncode = process.wait(timeout=0.2)
-                break
-            except subprocess.TimeoutExpired:
-                if cancel is not None and cancel.is_set():
-                    process.kill()
-                    process.wait()
-                    shutil.rmtree(attempt, ignore_errors=True)
-                    return Outcome(spec.hash, "cancelled", None, time.perf_counter() - start)
+    if pool is not None and spec.backend == "fluid":
+        returncode = pool.run(attempt, lock_fd, cancel)
+    else:
+        returncode = run_fresh(attempt, lock_fd, cancel)
     wall_s = time.perf_counter() - start
+    if returncode is None:
+        shutil.rmtree(attempt, ignore_errors=True)
+        return Outcome(spec.hash, "cancelled", None, wall_s)
     done = runs_dir(store) / spec.hash
     if returncode == 0 and is_complete(done):
         shutil.rmtree(attempt, ignore_errors=True)
@@ -283,7 +320,55 @@ def execute_run(
     return Outcome(spec.hash, "failed", error, wall_s)
 
 
-def _child(attempt: Path) -> None:
+def execute_run(
+    spec: RunSpec,
+    store: str,
+    run_fn: str = DEFAULT_RUN_FN,
+    cancel: threading.Event | None = None,
+    pool: WorkerPool | None = None,
+    wait: bool = True,
+) -> Outcome:
+    """Execute one run in a process of its own and file its folder in ``store``.
+
+    This is the unit of work sent to an executor (it needs only picklable arguments).
+    The run's lock is taken first (waiting while another sweep executes the same run);
+    a run the store then holds is ``skipped``. On success the run's folder is
+    ``runs/<hash>``; on failure (an exception, a non-zero exit or a signal such as
+    SIGABRT) the attempt's folder with ``sweep.json`` (status ``failed`` and the error)
+    and ``stderr.log`` becomes ``failed/<hash>``.
+
+    Parameters
+    ----------
+    spec:
+        The run.
+    store:
+        Path of the result store (shared by all workers, and by other sweeps).
+    run_fn:
+        ``"module:qualname"`` of the function ``(scenario, out_dir) -> Path`` that runs it.
+    cancel:
+        If set while the run waits or goes on, its process is killed and nothing is recorded.
+    pool:
+        Long-lived workers to execute fluid runs on (packet runs always get a fresh process);
+        without one, every run gets a fresh process.
+    wait:
+        Whether to wait while another process holds the run's lock; if not, such a run
+        is left alone with status ``"busy"``.
+    """
+    cancel = cancel or threading.Event()
+    held = claim_run(store, spec.hash, cancel if wait else _at_once())
+    if held is None:
+        return Outcome(spec.hash, "cancelled" if cancel.is_set() else "busy", None, 0.0)
+    try:
+        filed = _filed(spec, store, held.waited)
+        if filed is not None:
+            return filed
+        _remove_attempts(store, spec.hash)
+        return _attempt(spec, store, run_fn, held.fd, cancel, pool)
+    finally:
+        release(held)
+
+
+def run_attempt(attempt: Path) -> None:
     """Body of a run process: load the scenario, run it, rename the result into place."""
     from .scenario import load_scenario
 
@@ -295,42 +380,84 @@ def _child(attempt: Path) -> None:
             f"run {spec.hash} resolves to a different config in this process "
             "(is the same version of ns3_hpsched installed everywhere?)"
         )
+    run = _import_ref(job["run_fn"])
     out_dir = attempt / "run"
     start = time.perf_counter()
-    _import_ref(job["run_fn"])(scenario, out_dir)
+    run(scenario, out_dir)
     (out_dir / SWEEP_FILE).write_text(_record(spec, "ok", None, time.perf_counter() - start))
     target = runs_dir(job["store"]) / spec.hash
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        out_dir.rename(target)
-    except OSError:
-        if not is_complete(target):  # else another attempt finished first: keep its folder
-            raise
+    out_dir.rename(target)  # the run's lock is held: no other attempt can have filed it
 
 
-def _run_local(specs: list[RunSpec], store: str, run_fn: str, workers: int, done: Callable) -> None:
-    """Execute ``specs`` with ``workers`` run processes at a time; call ``done`` per outcome."""
+def _run_local(specs: list[RunSpec], store: str, run_fn: str, workers: int, reuse: bool,
+               done: Callable) -> None:
+    """Execute ``specs`` with ``workers`` runs at a time; call ``done`` per outcome.
+
+    Each of the ``workers`` threads waits on one run process at a time; with ``reuse``
+    its fluid runs go to its own long-lived worker process. Runs that another sweep is
+    executing are passed over at first and waited for at the end, so two sweeps of one
+    grid into one store share the work instead of one waiting behind the other.
+    """
     cancel = threading.Event()
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(execute_run, spec, store, run_fn, cancel) for spec in specs]
-        try:
-            for future in as_completed(futures):
-                done(future.result())
-        except BaseException:
-            cancel.set()
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
+    workers_pool = WorkerPool() if reuse else None
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as threads:
+            try:
+                busy = _run_round(threads, specs, (store, run_fn, cancel, workers_pool, False), done)
+                _run_round(threads, busy, (store, run_fn, cancel, workers_pool, True), done)
+            except BaseException:
+                cancel.set()
+                threads.shutdown(wait=True, cancel_futures=True)
+                raise
+    finally:
+        if workers_pool is not None:
+            workers_pool.close()
 
 
-def _run_dask(specs: list[RunSpec], store: str, run_fn: str, address: str, done: Callable) -> None:
+def _run_round(threads: ThreadPoolExecutor, specs: list[RunSpec], args: tuple,
+               done: Callable) -> list[RunSpec]:
+    """``execute_run(spec, *args)`` for each spec on ``threads``; the specs found busy."""
+    futures = {threads.submit(execute_run, spec, *args): spec for spec in specs}
+    busy = []
+    for future in as_completed(futures):
+        outcome = future.result()
+        if outcome.status == "busy":
+            busy.append(futures[future])
+        else:
+            done(outcome)
+    order = {spec.hash: i for i, spec in enumerate(specs)}
+    return sorted(busy, key=lambda spec: order[spec.hash])
+
+
+_cluster_pool: WorkerPool | None = None
+_cluster_pool_lock = threading.Lock()
+
+
+def execute_on_cluster(spec: RunSpec, store: str, run_fn: str) -> Outcome:
+    """:func:`execute_run` on a Dask worker, fluid runs on that worker process's own pool.
+
+    The pool lives as long as the Dask worker process (its workers exit when it does), so
+    every sweep sent to the cluster reuses the same long-lived workers.
+    """
+    global _cluster_pool
+    with _cluster_pool_lock:
+        if _cluster_pool is None:
+            _cluster_pool = WorkerPool()
+    return execute_run(spec, store, run_fn, pool=_cluster_pool)
+
+
+def _run_dask(specs: list[RunSpec], store: str, run_fn: str, address: str, reuse: bool,
+              done: Callable) -> None:
     """Execute ``specs`` on the Dask cluster at ``address``; call ``done`` per outcome."""
     try:
         from distributed import Client, as_completed as dask_completed
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise ConfigError("dask_address", "dask.distributed is not installed",
                           "pip install 'ns3-hpsched[dask]'") from exc
+    task = execute_on_cluster if reuse else execute_run
     with Client(address) as client:
-        futures = [client.submit(execute_run, spec, store, run_fn, pure=False) for spec in specs]
+        futures = [client.submit(task, spec, store, run_fn, pure=False) for spec in specs]
         try:
             for future in dask_completed(futures):
                 done(future.result())
@@ -339,17 +466,123 @@ def _run_dask(specs: list[RunSpec], store: str, run_fn: str, address: str, done:
             raise
 
 
-def _remove_stale_attempts(store: Path, specs: list[RunSpec]) -> None:
-    """Delete attempt folders left in ``tmp/`` (by killed sweeps) for runs now filed.
+def _remove_stale_attempts(store: Path) -> None:
+    """Delete the attempt folders in ``tmp/`` that no live process owns.
 
-    Attempts of runs still unfiled are left alone: their process may still be running
-    (a sweep killed with SIGKILL leaves its run processes to finish and file their runs).
+    An attempt is owned by the holder of its run's lock (a sweep, or a run process that a
+    sweep killed with SIGKILL left going), so the attempts of every run whose lock is free
+    are stale: left by a killed sweep.
     """
-    filed = {spec.hash for spec in specs
-             if is_complete(runs_dir(store) / spec.hash) or (failed_dir(store) / spec.hash).is_dir()}
-    for attempt in tmp_dir(store).glob("*"):
-        if attempt.name.split("-")[0] in filed:
-            shutil.rmtree(attempt, ignore_errors=True)
+    keys = {attempt.name.split("-")[0] for attempt in tmp_dir(store).glob("*-*") if attempt.is_dir()}
+    for key in keys:
+        held = claim_run(store, key, cancel=_at_once())
+        if held is not None:
+            _remove_attempts(str(store), key)
+            release(held)
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """What a sweep did.
+
+    Attributes
+    ----------
+    store:
+        The result store.
+    index:
+        The sweep's runs' rows of ``STORE/index.parquet``, in grid order (see :func:`run_sweep`).
+    workers:
+        Runs at a time on this machine (``None`` on a Dask cluster).
+    ran, skipped, failed:
+        Runs executed and finished by this sweep; runs the store held already (before the
+        sweep, or filed by another sweep while this one waited for them); runs that failed.
+    first_error:
+        The error of the first run that failed, if any.
+    default_workers:
+        Whether ``workers`` is the default (one run per CPU) rather than asked for.
+    """
+
+    store: Path
+    index: pd.DataFrame
+    workers: int | None
+    ran: int
+    skipped: int
+    failed: int
+    first_error: str | None
+    default_workers: bool = False
+
+    def lines(self) -> list[str]:
+        """The report as lines for the user: store, counts, workers, first error."""
+        if self.workers is None:
+            workers = "workers: the Dask cluster's"
+        else:
+            default = " (the default: one per CPU)" if self.default_workers else ""
+            workers = f"workers: {self.workers} simulation{'s' * (self.workers > 1)} at a time{default}"
+        lines = [f"store: {self.store}",
+                 f"runs: {len(self.index)}: {self.ran} done, {self.skipped} skipped (already in the store), "
+                 f"{self.failed} failed", workers]
+        if self.first_error is not None:
+            lines.append(f"first error: {self.first_error} (each failed run's output: "
+                         f"{failed_dir(self.store)}/<hash>/{LOG_FILE})")
+        return lines
+
+
+def _check_workers(workers: int | None) -> int:
+    """``workers`` checked, or the default: one run per CPU."""
+    if workers is None:
+        return os.cpu_count() or 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError("workers", f"must be a positive integer, got {workers!r}", "e.g. workers=2")
+    return workers
+
+
+def execute_sweep(
+    scenario: str | Path,
+    grid: Mapping[str, Sequence],
+    schedulers: Sequence[str],
+    seeds: Sequence[int],
+    store: Path,
+    *,
+    workers: int | None = None,
+    dask_address: str | None = None,
+    progress: bool = True,
+    run_fn: Callable | None = None,
+    reuse_workers: bool = True,
+) -> SweepReport:
+    """Run every run of a sweep that the store does not hold yet; report what was done.
+
+    Parameters are those of :func:`run_sweep`, plus ``reuse_workers``: execute fluid runs
+    on long-lived worker processes (default; :mod:`ns3_hpsched.workers`) rather than in a
+    fresh process each. Results are the same either way; only start-up time differs.
+    """
+    n_workers = _check_workers(workers)
+    specs = expand_grid(scenario, grid, schedulers, seeds)
+    run_ref = DEFAULT_RUN_FN if run_fn is None else _function_ref(run_fn)
+    store = Path(store).resolve()
+    todo = [spec for spec in specs if not is_complete(runs_dir(store) / spec.hash)]
+    counts = {"ok": 0, "skipped": len(specs) - len(todo), "failed": 0}
+    errors: list[str] = []
+    with tqdm(total=len(specs), initial=counts["skipped"], desc="sweep", unit="run",
+              file=sys.stderr, disable=None if progress else True, dynamic_ncols=True) as bar:
+
+        def done(outcome: Outcome) -> None:
+            counts[outcome.status] = counts.get(outcome.status, 0) + 1
+            errors.extend([outcome.error] if outcome.status == "failed" else [])
+            bar.set_postfix(failed=counts["failed"], refresh=False)
+            bar.update()
+
+        try:
+            if dask_address is not None:
+                _run_dask(todo, str(store), run_ref, dask_address, reuse_workers, done)
+            else:
+                _run_local(todo, str(store), run_ref, n_workers, reuse_workers, done)
+        finally:
+            _remove_stale_attempts(store)
+            index = rebuild_index(store)
+    order = {spec.hash: i for i, spec in enumerate(specs)}
+    ours = index[index["hash"].isin(order)].sort_values("hash", key=lambda h: h.map(order), ignore_index=True)
+    return SweepReport(store, ours, None if dask_address else n_workers, counts["ok"], counts["skipped"],
+                       counts["failed"], errors[0] if errors else None, default_workers=workers is None)
 
 
 def run_sweep(
@@ -363,8 +596,11 @@ def run_sweep(
     dask_address: str | None = None,
     progress: bool = True,
     run_fn: Callable | None = None,
+    reuse_workers: bool = True,
 ) -> pd.DataFrame:
     """Run every run of a sweep that the store does not hold yet; return the sweep's index.
+
+    :func:`execute_sweep` does the same and also reports what it did.
 
     Parameters
     ----------
@@ -372,7 +608,7 @@ def run_sweep(
         The sweep (see :func:`expand_grid`).
     store:
         Result store folder (created if missing). On a cluster it must be a path every
-        worker sees (a shared file system).
+        worker sees (a shared file system). Several sweeps may fill one store at once.
     workers:
         Runs at a time on this machine (default: the number of CPUs). Ignored with
         ``dask_address``, where the cluster's workers decide.
@@ -380,10 +616,12 @@ def run_sweep(
         Address of a ``dask.distributed`` scheduler (e.g. ``"tcp://host:8786"``, or a
         ``dask_jobqueue`` cluster's ``scheduler_address``); runs are submitted there.
     progress:
-        Show a progress bar with ETA on stderr.
+        Show a progress bar with ETA on stderr when it is a terminal (``False``: never).
     run_fn:
         Module-level function ``(scenario, out_dir) -> Path`` that runs one scenario
         (default :func:`ns3_hpsched.runner.run_scenario`); mainly for tests.
+    reuse_workers:
+        See :func:`execute_sweep`.
 
     Returns
     -------
@@ -392,34 +630,10 @@ def run_sweep(
         grid order: ``hash, scenario, <grid keys>, scheduler, seed, backend, status, error,
         wall_s``.
     """
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ConfigError("workers", f"must be a positive integer, got {workers!r}", "e.g. workers=2")
-    specs = expand_grid(scenario, grid, schedulers, seeds)
-    run_ref = DEFAULT_RUN_FN if run_fn is None else _function_ref(run_fn)
-    store = Path(store).resolve()
-    todo = [spec for spec in specs if not is_complete(runs_dir(store) / spec.hash)]
-    failures = 0
-    with tqdm(total=len(specs), initial=len(specs) - len(todo), desc="sweep", unit="run",
-              file=sys.stderr, disable=not progress, dynamic_ncols=True) as bar:
-
-        def done(outcome: Outcome) -> None:
-            nonlocal failures
-            failures += outcome.status == "failed"
-            bar.set_postfix(failed=failures, refresh=False)
-            bar.update()
-
-        try:
-            if dask_address is not None:
-                _run_dask(todo, str(store), run_ref, dask_address, done)
-            else:
-                _run_local(todo, str(store), run_ref, workers or os.cpu_count() or 1, done)
-        finally:
-            _remove_stale_attempts(store, specs)
-            index = rebuild_index(store)
-    order = {spec.hash: i for i, spec in enumerate(specs)}
-    ours = index[index["hash"].isin(order)]
-    return ours.sort_values("hash", key=lambda h: h.map(order), ignore_index=True)
+    return execute_sweep(scenario, grid, schedulers, seeds, store, workers=workers,
+                         dask_address=dask_address, progress=progress, run_fn=run_fn,
+                         reuse_workers=reuse_workers).index
 
 
 if __name__ == "__main__":
-    _child(Path(sys.argv[1]))
+    run_attempt(Path(sys.argv[1]))
