@@ -1,0 +1,262 @@
+"""The one set of input checks: numbers, booleans, choices, keys, sizes and files.
+
+Every table of a scenario, every option of a transport or policy and every field of a
+workload or trace file is checked with these functions, so a bad value gets the same
+kind of message wherever it is given: the dotted field, what is wrong, and the fix
+(with a "did you mean" for a misspelt key or value). All raise
+:class:`~ns3_hpsched.errors.ConfigError`.
+
+Rules shared by every number: a boolean is not a number; NaN is never accepted; infinity
+only where a field says so; an integer must fit in a signed 64-bit integer (results are
+stored as int64). Sizes (hosts, links, GPU slots, jobs, flows) are bounded by
+:func:`item_limit`, derived from the machine's memory, so a huge value is refused before
+anything is allocated.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = ["INT64_MAX", "MAX_BYTES", "MAX_SECONDS", "MAX_RATE_BPS", "LIMIT_ENV", "BYTES_PER_ITEM", "Number", "Flag", "number",
+           "integer", "boolean", "choice", "known_keys", "table", "sequence", "did_you_mean",
+           "item_limit", "size", "read_text"]
+
+#: Largest integer a results table can hold (int64).
+INT64_MAX = 2**63 - 1
+#: Largest byte count of a flow or coflow: 2**53, the largest integer float64 holds exactly
+#: (the fluid backend and the policies do their byte arithmetic in float64).
+MAX_BYTES = 2**53
+#: Longest time (seconds): ns-3 counts time in int64 nanoseconds (about 292 years).
+MAX_SECONDS = INT64_MAX / 1e9
+#: Fastest link (bits per second): ns-3's DataRate is a 64-bit count of bits per second.
+MAX_RATE_BPS = float(INT64_MAX)
+#: Environment variable that overrides :func:`item_limit`.
+LIMIT_ENV = "NS3_HPSCHED_MAX_ITEMS"
+#: Memory budgeted per item (host, link, GPU slot, job or flow) when deriving the limit
+#: from the machine's memory; building a topology measured about 0.4 KB per link, a flow
+#: with its driver record and tables costs more.
+BYTES_PER_ITEM = 1024
+
+
+@dataclass(frozen=True)
+class Number:
+    """The rule of a numeric field: integer or real, an interval, whether unset is allowed.
+
+    Parameters
+    ----------
+    integer:
+        Only integers (``int``, never ``bool`` or ``float``); else any finite real.
+    low, high:
+        Bounds (None: unbounded; integers are always within int64).
+    low_open, high_open:
+        Exclude the bound itself.
+    allow_inf:
+        Accept ``+inf`` (e.g. a threshold meaning "never").
+    optional:
+        Accept ``None`` (unset: the documented default applies).
+    fix:
+        The hint given with an error, e.g. ``"e.g. 10e9 for 10 Gbps"``.
+    what:
+        The kind of value in words, when more specific (``"an even integer"``).
+    """
+
+    integer: bool = False
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    allow_inf: bool = False
+    optional: bool = False
+    fix: str = ""
+    what: str = ""
+
+    def describe(self) -> str:
+        """What a valid value is, in words (``"an integer in 1..64"``, ``"a number > 0"``)."""
+        kind = self.what or ("an integer" if self.integer else ("a number" if self.allow_inf else "a finite number"))
+        if self.low is not None and self.high is not None and not (self.low_open or self.high_open):
+            return f"{kind} in {_fmt(self.low)}..{_fmt(self.high)}"
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>' if self.low_open else '>='} {_fmt(self.low)}")
+        if self.high is not None:
+            parts.append(f"{'<' if self.high_open else '<='} {_fmt(self.high)}")
+        return " ".join([kind, " and ".join(parts)]).strip()
+
+    def check(self, field: str, value: Any) -> int | float | None:
+        """Return ``value`` (a float for real fields) if it satisfies the rule, else raise."""
+        if value is None and self.optional:
+            return None
+        if not _is_number(value) or (self.integer and not isinstance(value, int)):
+            self.fail(field, value, "a boolean is not a number" if isinstance(value, bool) else None)
+        if self.integer:
+            if not -INT64_MAX - 1 <= value <= INT64_MAX:
+                self.fail(field, value, "it does not fit in a 64-bit integer")
+        else:
+            try:
+                value = float(value)
+            except OverflowError:
+                self.fail(field, value, "it is too large for a float")
+            if math.isnan(value) or (math.isinf(value) and not (self.allow_inf and value > 0)):
+                self.fail(field, value)
+        if not self._in_range(value):
+            self.fail(field, value)
+        return value
+
+    def _in_range(self, value: float) -> bool:
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return False
+        return self.high is None or (value < self.high if self.high_open else value <= self.high)
+
+    def fail(self, field: str, value: Any, why: str | None = None) -> None:
+        """Raise the error of this rule for ``value`` (also for checks the caller adds)."""
+        problem = f"must be {self.describe()}" + (" or unset" if self.optional else "") + f", got {_show(value)}"
+        raise ConfigError(field, problem + (f" ({why})" if why else ""), self.fix or f"give {self.describe()}")
+
+
+@dataclass(frozen=True)
+class Flag:
+    """The rule of a boolean field: ``true`` or ``false`` only (never 0/1 or a string)."""
+
+    fix: str = "write true or false"
+
+    def check(self, field: str, value: Any) -> bool:
+        """Return ``value`` if it is a boolean, else raise."""
+        return boolean(field, value, self.fix)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _fmt(bound: float) -> str:
+    if isinstance(bound, int) and abs(bound) >= 2**31:
+        exponent = int(math.log2(abs(bound) + 1))
+        return f"{'-' if bound < 0 else ''}2^{exponent}" + ("-1" if abs(bound) + 1 == 2**exponent else "")
+    return f"{bound:g}" if isinstance(bound, float) else str(bound)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def number(field: str, value: Any, *, low: float | None = None, high: float | None = None,
+           low_open: bool = False, high_open: bool = False, allow_inf: bool = False,
+           optional: bool = False, fix: str = "") -> float | None:
+    """``value`` as a float if it is a real number within the bounds (see :class:`Number`)."""
+    return Number(False, low, high, low_open, high_open, allow_inf, optional, fix).check(field, value)
+
+
+def integer(field: str, value: Any, *, low: int | None = None, high: int | None = None,
+            optional: bool = False, fix: str = "") -> int | None:
+    """``value`` if it is an integer within ``low..high`` and int64 (see :class:`Number`)."""
+    return Number(True, low, high, optional=optional, fix=fix).check(field, value)
+
+
+def boolean(field: str, value: Any, fix: str = "write true or false") -> bool:
+    """``value`` if it is ``True`` or ``False``, else raise."""
+    if not isinstance(value, bool):
+        raise ConfigError(field, f"must be true or false, got {_show(value)}", fix)
+    return value
+
+
+def did_you_mean(word: Any, options: Collection[str]) -> str:
+    """``"did you mean 'x'? "`` for the closest of ``options`` to ``word``, or ``""``."""
+    if not isinstance(word, str):
+        return ""
+    close = difflib.get_close_matches(word, [str(o) for o in options], n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
+def choice(field: str, value: Any, choices: Collection[str], what: str = "value") -> str:
+    """``value`` if it is one of ``choices``, else raise naming them (with a did-you-mean)."""
+    if not isinstance(value, str) or value not in choices:
+        raise ConfigError(field, f"unknown {what} {_show(value)}",
+                          f"{did_you_mean(value, choices)}use one of {sorted(choices)}")
+    return value
+
+
+def table(field: str, value: Any) -> dict:
+    """``value`` if it is a table (a dict), else raise."""
+    if not isinstance(value, Mapping):
+        raise ConfigError(field, f"must be a table, got {_show(value)}", f"write it as a [{field}] table or {{...}}")
+    return dict(value)
+
+
+def sequence(field: str, value: Any, what: str = "a list") -> list:
+    """``value`` as a list if it is a list or tuple, else raise."""
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(field, f"must be {what}, got {_show(value)}", "write it as [ ... ]")
+    return list(value)
+
+
+def known_keys(field: str, keys: Collection[Any], allowed: Collection[str], what: str = "") -> None:
+    """Raise for the first key of ``keys`` not in ``allowed``: its dotted field, the valid keys,
+    and the closest one."""
+    for key in keys:
+        if key not in allowed:
+            where = f"{field}.{key}" if field else str(key)
+            raise ConfigError(where, f"unknown key{' for ' + what if what else ''}",
+                              f"{did_you_mean(key, allowed)}use one of {sorted(allowed)}")
+
+
+def _memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # not POSIX: assume 8 GiB
+        return 8 << 30
+
+
+def item_limit() -> int:
+    """The most items (hosts, links, GPU slots, jobs or flows) one scenario may create.
+
+    ``$NS3_HPSCHED_MAX_ITEMS`` if set, else the machine's memory / :data:`BYTES_PER_ITEM`.
+    """
+    given = os.environ.get(LIMIT_ENV)
+    if given is None:
+        return _memory_bytes() // BYTES_PER_ITEM
+    try:
+        return max(1, int(given))
+    except ValueError:
+        raise ConfigError(LIMIT_ENV, f"must be an integer, got {given!r}", "e.g. 100000000, or unset it") from None
+
+
+def size(field: str, count: int, what: str) -> int:
+    """Return ``count`` if this machine can hold that many items, else raise with the limit
+    and how to raise it (checked before anything is allocated)."""
+    limit = item_limit()
+    if count > limit:
+        source = (f"${LIMIT_ENV}" if LIMIT_ENV in os.environ else
+                  f"{BYTES_PER_ITEM} B each of this machine's {_memory_bytes() / 2**30:.1f} GiB")
+        raise ConfigError(field, f"asks for {count:.3g} {what}, more than the limit of {limit:,} ({source})",
+                          f"use a smaller value, or raise the limit with {LIMIT_ENV}=N on a larger machine")
+    return count
+
+
+def read_text(path: str | os.PathLike, field: str, what: str = "file") -> str:
+    """The text of ``path`` read as UTF-8; an error naming ``field`` (or the file and line)
+    if it is missing, not a regular file, unreadable, or not UTF-8."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(field, f"{what} {str(path)!r} does not exist", "check the path")
+    if not path.is_file():
+        raise ConfigError(field, f"{str(path)!r} is not a file" + (" but a folder" if path.is_dir() else ""),
+                          f"give the path of the {what} itself")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(field, f"cannot read {str(path)!r}: {exc.strerror}", "check its permissions") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{path.name}:{line}", f"is not UTF-8 text (byte 0x{data[exc.start]:02x})",
+                          "save the file as UTF-8") from None
