@@ -26,7 +26,7 @@ from typing import Any
 from .errors import ConfigError
 
 __all__ = ["INT64_MAX", "MAX_BYTES", "MAX_SECONDS", "MAX_RATE_BPS", "LIMIT_ENV", "BYTES_PER_ITEM", "Number", "Flag", "number",
-           "integer", "boolean", "choice", "known_keys", "table", "sequence", "did_you_mean",
+           "integer", "boolean", "text", "scaled_bytes", "choice", "known_keys", "table", "sequence", "did_you_mean",
            "item_limit", "size", "read_text"]
 
 #: Largest integer a results table can hold (int64).
@@ -166,6 +166,23 @@ def boolean(field: str, value: Any, fix: str = "write true or false") -> bool:
     if not isinstance(value, bool):
         raise ConfigError(field, f"must be true or false, got {_show(value)}", fix)
     return value
+
+
+def text(field: str, value: Any) -> str:
+    """``value`` if it is a string, else raise."""
+    if not isinstance(value, str):
+        raise ConfigError(field, f"must be a string, got {_show(value)}", 'write it in quotes, e.g. "resnet50"')
+    return value
+
+
+def scaled_bytes(field: str, nbytes: float, scale: float) -> int:
+    """``nbytes * scale`` rounded to an integer of at least 1, if it is at most :data:`MAX_BYTES`;
+    else raise naming ``field`` (the scale, usually)."""
+    value = nbytes * scale
+    if not value <= MAX_BYTES:
+        raise ConfigError(field, f"makes a transfer of {value:.3g} bytes, more than 2^53 ({MAX_BYTES:,})",
+                          "use a smaller scale: byte counts must stay exact in float64")
+    return max(1, round(value))
 
 
 def did_you_mean(word: Any, options: Collection[str]) -> str:
