@@ -187,6 +187,7 @@ def load_scenario(name_or_path: str | Path, overrides: dict[str, Any] | None = N
 
 def scenario_from_dict(raw: dict[str, Any]) -> Scenario:
     """Validate a scenario given as a dict (as parsed from TOML), then build its parts."""
+    raw = copy.deepcopy(raw)
     _check_tables(raw)
     try:
         scenario = Scenario.model_validate(raw)
@@ -206,16 +207,12 @@ def _check_tables(raw: dict[str, Any]) -> None:
             if model is not None:
                 validate.known_keys(name, section, model.model_fields, f"[{name}]")
     for dotted, rule in _RULES.items():
-        node: Any = raw
-        for key in dotted.split("."):
-            node = node.get(key, _UNSET) if isinstance(node, dict) else _UNSET
-        if node is not _UNSET:
-            rule.check(dotted, node)
+        *tables, key = dotted.split(".")
+        node = raw.get(tables[0], {}) if tables else raw
+        if key in node:
+            node[key] = rule.check(dotted, node[key])  # numpy integers become Python ints
     if "backend" in raw:
         validate.choice("backend", raw["backend"], ("packet", "fluid"), "backend")
-
-
-_UNSET = object()
 
 
 def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import numbers
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -94,9 +95,10 @@ class Number:
         """Return ``value`` (a float for real fields) if it satisfies the rule, else raise."""
         if value is None and self.optional:
             return None
-        if not _is_number(value) or (self.integer and not isinstance(value, int)):
+        if not _is_number(value) or (self.integer and not isinstance(value, numbers.Integral)):
             self.fail(field, value, "a boolean is not a number" if isinstance(value, bool) else None)
         if self.integer:
+            value = int(value)
             if not -INT64_MAX - 1 <= value <= INT64_MAX:
                 self.fail(field, value, "it does not fit in a 64-bit integer")
         else:
@@ -133,7 +135,8 @@ class Flag:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A real number (numpy's too, as sweeps pass them), never a boolean."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _fmt(bound: float) -> str:
