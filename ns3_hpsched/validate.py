@@ -8,9 +8,9 @@ kind of message wherever it is given: the dotted field, what is wrong, and the f
 
 Rules shared by every number: a boolean is not a number; NaN is never accepted; infinity
 only where a field says so; an integer must fit in a signed 64-bit integer (results are
-stored as int64). Sizes (hosts, links, GPU slots, jobs, flows) are bounded by
-:func:`item_limit`, derived from the machine's memory, so a huge value is refused before
-anything is allocated.
+stored as int64). Sizes (nodes and links, GPU slots, jobs, flows) are bounded by
+the machine's memory (:func:`size`, :func:`memory_bytes`), so a huge value is refused
+before anything is allocated.
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["INT64_MAX", "MAX_BYTES", "MAX_SECONDS", "MAX_RATE_BPS", "LIMIT_ENV", "BYTES_PER_ITEM", "Number", "Flag", "number",
+__all__ = ["INT64_MAX", "MAX_BYTES", "MAX_SECONDS", "MAX_RATE_BPS", "MEMORY_ENV", "NODE_BYTES", "ITEM_BYTES",
+           "Number", "Flag", "number",
            "integer", "boolean", "text", "scaled_bytes", "choice", "known_keys", "table", "sequence", "did_you_mean",
-           "item_limit", "size", "read_text"]
+           "memory_bytes", "size", "read_text"]
 
 #: Largest integer a results table can hold (int64).
 INT64_MAX = 2**63 - 1
@@ -39,12 +40,15 @@ MAX_BYTES = 2**53
 MAX_SECONDS = INT64_MAX / 1e9
 #: Fastest link (bits per second): ns-3's DataRate is a 64-bit count of bits per second.
 MAX_RATE_BPS = float(INT64_MAX)
-#: Environment variable that overrides :func:`item_limit`.
-LIMIT_ENV = "NS3_HPSCHED_MAX_ITEMS"
-#: Memory budgeted per item (host, link, GPU slot, job or flow) when deriving the limit
-#: from the machine's memory; building a topology measured about 0.4 KB per link, a flow
-#: with its driver record and tables costs more.
-BYTES_PER_ITEM = 1024
+#: Environment variable: the memory (GiB) the size limits assume, instead of this machine's.
+MEMORY_ENV = "NS3_HPSCHED_MEMORY_GIB"
+#: Memory budgeted per node or link of a topology: ns-3 realises each with devices and a
+#: K-band queue disc per port; a k=16 fat-tree (4,416 nodes and links, 8 bands) took 247 MB
+#: once ns-3 was loaded (``benchmarks/bench_packet.py`` build), about 56 KiB each.
+NODE_BYTES = 64 * 1024
+#: Memory budgeted per flow, job or GPU slot: a fluid run of 167,686 FB-trace flows peaked
+#: at 0.96 KB per flow (workload, driver records and tables).
+ITEM_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -228,36 +232,30 @@ def known_keys(field: str, keys: Collection[Any], allowed: Collection[str], what
                               f"{did_you_mean(key, allowed)}use one of {sorted(allowed)}")
 
 
-def _memory_bytes() -> int:
+def memory_bytes() -> int:
+    """The memory the size limits assume: ``$NS3_HPSCHED_MEMORY_GIB``, else this machine's."""
+    given = os.environ.get(MEMORY_ENV)
+    if given is not None:
+        try:
+            return int(float(given) * 2**30)
+        except (ValueError, OverflowError):
+            raise ConfigError(MEMORY_ENV, f"must be a number of GiB, got {given!r}", "e.g. 64, or unset it") from None
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # not POSIX: assume 8 GiB
         return 8 << 30
 
 
-def item_limit() -> int:
-    """The most items (hosts, links, GPU slots, jobs or flows) one scenario may create.
-
-    ``$NS3_HPSCHED_MAX_ITEMS`` if set, else the machine's memory / :data:`BYTES_PER_ITEM`.
-    """
-    given = os.environ.get(LIMIT_ENV)
-    if given is None:
-        return _memory_bytes() // BYTES_PER_ITEM
-    try:
-        return max(1, int(given))
-    except ValueError:
-        raise ConfigError(LIMIT_ENV, f"must be an integer, got {given!r}", "e.g. 100000000, or unset it") from None
-
-
-def size(field: str, count: int, what: str) -> int:
-    """Return ``count`` if this machine can hold that many items, else raise with the limit
-    and how to raise it (checked before anything is allocated)."""
-    limit = item_limit()
+def size(field: str, count: int, what: str, item_bytes: int = ITEM_BYTES) -> int:
+    """Return ``count`` if that many items of ``item_bytes`` fit in :func:`memory_bytes`, else
+    raise with the limit and how to raise it (checked before anything is allocated)."""
+    memory = memory_bytes()
+    limit = memory // item_bytes
     if count > limit:
-        source = (f"${LIMIT_ENV}" if LIMIT_ENV in os.environ else
-                  f"{BYTES_PER_ITEM} B each of this machine's {_memory_bytes() / 2**30:.1f} GiB")
-        raise ConfigError(field, f"asks for {count:.3g} {what}, more than the limit of {limit:,} ({source})",
-                          f"use a smaller value, or raise the limit with {LIMIT_ENV}=N on a larger machine")
+        source = f"${MEMORY_ENV}" if MEMORY_ENV in os.environ else "this machine's"
+        raise ConfigError(field, f"asks for {count:.3g} {what}; at {item_bytes // 1024} KiB each, {source} "
+                          f"{memory / 2**30:.1f} GiB hold {limit:,}",
+                          f"use a smaller value, or set {MEMORY_ENV} to the memory of a larger machine")
     return count
 
 

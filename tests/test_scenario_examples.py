@@ -74,22 +74,22 @@ def scenario_file(tmp_path: Path, text: str = BIG_SWITCH, name: str = "s.toml") 
 def test_huge_values_are_refused_before_allocating(tmp_path, sets, field):
     """Sizes past what the machine holds are refused with the limit and how to raise it."""
     err = refused(tmp_path, field, "small-search", sets)
-    assert "NS3_HPSCHED_MAX_ITEMS" in err.fix or "integer" in err.problem
+    assert "NS3_HPSCHED_MEMORY_GIB" in err.fix or "integer" in err.problem
 
 
 def test_huge_big_switch_is_refused(tmp_path):
     """``--set topology.n=1000000000`` on a big switch: refused at once, naming the limit."""
     err = refused(tmp_path, "topology.n", scenario_file(tmp_path), ("topology.n=1000000000",))
-    assert "limit" in err.problem and "NS3_HPSCHED_MAX_ITEMS" in err.fix
+    assert "GiB hold" in err.problem and "NS3_HPSCHED_MEMORY_GIB" in err.fix
 
 
-def test_the_limit_can_be_raised(tmp_path, monkeypatch):
-    """The item limit is the documented environment variable's value when it is set."""
-    monkeypatch.setenv("NS3_HPSCHED_MAX_ITEMS", "100")
-    err = refused(tmp_path, "topology.n", scenario_file(tmp_path), ("topology.n=60",))
-    assert "100" in err.problem
-    monkeypatch.setenv("NS3_HPSCHED_MAX_ITEMS", "1000")
-    assert load_scenario(scenario_file(tmp_path), {"topology.n": 60}).built_topology.n_hosts == 60
+def test_the_limit_follows_the_memory_setting(tmp_path, monkeypatch):
+    """With NS3_HPSCHED_MEMORY_GIB = 1/16 GiB, 64 KiB per node or link holds 1,024: a big
+    switch of 511 hosts (1,023 nodes and links) loads, one of 512 (1,025) is refused."""
+    monkeypatch.setenv("NS3_HPSCHED_MEMORY_GIB", "0.0625")
+    err = refused(tmp_path, "topology.n", scenario_file(tmp_path), ("topology.n=512",))
+    assert "1,024" in err.problem and "$NS3_HPSCHED_MEMORY_GIB" in err.problem
+    assert load_scenario(scenario_file(tmp_path), {"topology.n": 511}).built_topology.n_hosts == 511
 
 
 def test_hyperband_with_a_huge_resource_is_refused(tmp_path):

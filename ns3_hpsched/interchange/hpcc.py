@@ -98,7 +98,7 @@ def read_topology(path: str | os.PathLike, **link) -> HpccTopology:
         raise ConfigError(f"{path.name}:1", "expected '<nodes> <switches> <links>' then the switch ids",
                           "start the file with the HPCC topology header") from None
     validate.integer(f"{path.name}:1", n_nodes, low=2, fix="the header's first number counts the nodes")
-    validate.size(f"{path.name}:1", n_nodes + max(n_links, 0), "nodes and links")
+    validate.size(f"{path.name}:1", n_nodes + max(n_links, 0), "nodes and links", validate.NODE_BYTES)
     if len(switch_ids) != n_switches or len(set(switch_ids)) != n_switches:
         raise ConfigError(f"{path.name}:{n2}", f"lists {len(switch_ids)} switch ids, header says {n_switches}",
                           "list every switch id once")

@@ -31,7 +31,7 @@ class FatTree(Topology):
     def __init__(self, k: int = 4, **link) -> None:
         if _K_RULE.check("topology.k", k) % 2:
             _K_RULE.fail("topology.k", k)
-        validate.size("topology.k", k**3 + 5 * k * k // 4, "nodes and links")
+        validate.size("topology.k", k**3 + 5 * k * k // 4, "nodes and links", validate.NODE_BYTES)
         self.k = k
         super().__init__(**link)
 
@@ -67,7 +67,8 @@ class LeafSpine(Topology):
                  oversubscription: float = 1.0, **link) -> None:
         for field, value in (("leaves", leaves), ("spines", spines), ("hosts_per_leaf", hosts_per_leaf)):
             validate.integer(f"topology.{field}", value, low=1, fix="e.g. 4")
-        validate.size("topology.leaves", leaves * (2 * hosts_per_leaf + spines + 1) + spines, "nodes and links")
+        validate.size("topology.leaves", leaves * (2 * hosts_per_leaf + spines + 1) + spines, "nodes and links",
+                      validate.NODE_BYTES)
         validate.number("topology.oversubscription", oversubscription, low=0.0, low_open=True,
                         fix="1.0 for non-blocking, 3.0 for 3:1")
         self.leaves, self.spines, self.hosts_per_leaf = leaves, spines, hosts_per_leaf
@@ -98,7 +99,7 @@ class BigSwitch(Topology):
 
     def __init__(self, n: int = 16, **link) -> None:
         validate.integer("topology.n", n, low=2, fix="hosts on the switch, e.g. 16")
-        validate.size("topology.n", 2 * n + 1, "nodes and links")
+        validate.size("topology.n", 2 * n + 1, "nodes and links", validate.NODE_BYTES)
         self.n = n
         super().__init__(**link)
 
@@ -118,7 +119,7 @@ class Dumbbell(Topology):
                  **link) -> None:
         for field, value in (("left", left), ("right", right)):
             validate.integer(f"topology.{field}", value, low=1, fix="hosts on that side, e.g. 2")
-        validate.size("topology.left", 2 * (left + right) + 3, "nodes and links")
+        validate.size("topology.left", 2 * (left + right) + 3, "nodes and links", validate.NODE_BYTES)
         validate.number("topology.bottleneck_rate_bps", bottleneck_rate_bps, low=0.0, low_open=True,
                         high=validate.MAX_RATE_BPS, optional=True, fix="bits per second, or unset for rate_bps")
         self.left, self.right = left, right

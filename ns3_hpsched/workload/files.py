@@ -209,6 +209,7 @@ def _list(value, at: str) -> list:
 
 def _job_from_dict(doc, at: str, n_hosts: int, bytes_scale: float, scale_field: str) -> Job:
     doc = _object(doc, at, _JOB_KEYS, ("job", "hosts", "compute_s"))
+    _ID.check(f"{at}.job", doc["job"])
     hosts = tuple(_list(doc["hosts"], f"{at}.hosts"))
     model = validate.text(f"{at}.model", doc.get("model", ""))
     if "phases" in doc:

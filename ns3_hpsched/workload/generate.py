@@ -99,6 +99,10 @@ def generate_search(*, n_hosts: int, seed: int, search: str = "halving", cojobs:
     profiles = [get_model(m, "workload.model") for m in models]
 
     if search == "halving":
+        for key, value in (("max_resource", max_resource), ("iterations_per_unit", iterations_per_unit)):
+            if value is not None:
+                raise ConfigError(f"workload.{key}", "applies to search = 'hyperband' only",
+                                  "remove it, or set search = 'hyperband'")
         plans = _halving_plans(cojobs, configurations, stages, iterations, eta)
     else:
         given = [k for k, v in (("cojobs", cojobs), ("configurations", configurations), ("stages", stages),
