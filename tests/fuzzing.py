@@ -289,10 +289,12 @@ def json_cases(draw) -> Case:
         bad = verdict(str(last), old, new)
     elif action == "delete" and isinstance(parent, dict):
         del parent[last]
-        bad = True if last in ("cojobs", "jobs", "stages", "hosts", "src", "dst", "bytes", "job", "cojob") else None
+        required = ("cojobs", "jobs", "stages", "hosts", "src", "dst", "bytes", "job", "cojob", "iterations",
+                    "compute_s")
+        bad = True if last in required else None
     elif action == "misspell" and isinstance(parent, dict):
         parent[f"{last}x"] = parent.pop(last)
-        bad, new = True, f"{last}x"
+        bad = True
     else:
         bad = None
     data = json.dumps(doc).encode()
@@ -300,7 +302,7 @@ def json_cases(draw) -> Case:
         data, bad = data.replace(b'"ring"', b'"r\xe9ng"', 1), (b'"ring"' in data) or None
     elif action == "garbage":
         data, bad = data[:draw(st.integers(0, len(data) - 1))], True
-    label = f"{action} {'.'.join(map(str, path))}" + (f" = {parent.get(last, '') if isinstance(parent, dict) else ''!r}")
+    label = f"{action} {'.'.join(map(str, path))}" + (f" = {new!r}" if action == "replace" else "")
     return _file_case("workload JSON", label, "w.json", data, 'kind = "file"\npath = "w.json"', bad)
 
 

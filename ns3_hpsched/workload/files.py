@@ -79,7 +79,8 @@ def validate_workload(workload: Workload, n_hosts: int, where: str = "workload")
     for g, cojob in enumerate(workload.cojobs):
         at = _child(where, f"cojobs[{g}]")
         if _ID.check(f"{at}.cojob", cojob.cojob) in cojob_ids:
-            raise ConfigError(f"{at}.cojob", f"cojob id {cojob.cojob!r} repeats", "give every cojob a distinct integer id")
+            raise ConfigError(f"{at}.cojob", f"cojob id {cojob.cojob!r} repeats",
+                              "give every cojob a distinct integer id")
         cojob_ids.add(cojob.cojob)
         _SECONDS.check(f"{at}.arrival_s", cojob.arrival_s)
         validate.integer(f"{at}.priority", cojob.priority, low=0, optional=True,

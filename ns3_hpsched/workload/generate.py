@@ -57,6 +57,25 @@ def _hyperband_plans(max_resource, iterations_per_unit, eta, given):
                                  for r in b.resources)) for b in brackets]
 
 
+def _check_search(eta, join, bytes_scale, compute_s, ps, pattern, workers, ps_shards, model) -> list:
+    """Check the search's scalar parameters; return the model profiles, one per cojob in turn."""
+    validate.number("workload.eta", eta, low=1.0, low_open=True, fix="e.g. 2 or 3")
+    validate.integer("workload.join", join, low=0, fix="new configurations per stage boundary, e.g. 0 or 2")
+    validate.number("workload.bytes_scale", bytes_scale, low=0.0, low_open=True,
+                    fix="e.g. 0.01 to shrink traffic 100x for packet-level runs")
+    validate.number("workload.compute_s", compute_s, low=0.0, high=MAX_SECONDS, optional=True,
+                    fix="seconds >= 0, or omit it to use the model's profile")
+    validate.choice("workload.ps", ps, ("colocated", "separate"), "parameter-server placement")
+    validate.choice("workload.pattern", pattern, PATTERNS, "pattern")
+    _positive_int("workers", workers, "workers per job, e.g. 4")
+    _positive_int("ps_shards", ps_shards, "e.g. 1")
+    models = [model] if isinstance(model, str) else validate.sequence("workload.model", model,
+                                                                      "a model name or a list of them")
+    if not models:
+        raise ConfigError("workload.model", "is an empty list", "name at least one model, e.g. 'resnet50'")
+    return [get_model(m, "workload.model") for m in models]
+
+
 def _check_size(plans, join: int, flows_per_job: int, factors: dict[str, int]) -> None:
     """Refuse a search whose jobs' flows this machine cannot hold, naming its largest factor."""
     jobs = sum(configs + join * (len(per_stage) - 1) for configs, per_stage in plans)
@@ -82,22 +101,7 @@ def generate_search(*, n_hosts: int, seed: int, search: str = "halving", cojobs:
     validate.choice("workload.search", search, SEARCHES, "search")
     if eta is None:
         eta = 2 if search == "halving" else 3
-    validate.number("workload.eta", eta, low=1.0, low_open=True, fix="e.g. 2 or 3")
-    validate.integer("workload.join", join, low=0, fix="new configurations per stage boundary, e.g. 0 or 2")
-    validate.number("workload.bytes_scale", bytes_scale, low=0.0, low_open=True,
-                    fix="e.g. 0.01 to shrink traffic 100x for packet-level runs")
-    validate.number("workload.compute_s", compute_s, low=0.0, high=MAX_SECONDS, optional=True,
-                    fix="seconds >= 0, or omit it to use the model's profile")
-    validate.choice("workload.ps", ps, ("colocated", "separate"), "parameter-server placement")
-    validate.choice("workload.pattern", pattern, PATTERNS, "pattern")
-    workers = _positive_int("workers", workers, "workers per job, e.g. 4")
-    ps_shards = _positive_int("ps_shards", ps_shards, "e.g. 1")
-    models = [model] if isinstance(model, str) else validate.sequence("workload.model", model,
-                                                                      "a model name or a list of them")
-    if not models:
-        raise ConfigError("workload.model", "is an empty list", "name at least one model, e.g. 'resnet50'")
-    profiles = [get_model(m, "workload.model") for m in models]
-
+    profiles = _check_search(eta, join, bytes_scale, compute_s, ps, pattern, workers, ps_shards, model)
     if search == "halving":
         for key, value in (("max_resource", max_resource), ("iterations_per_unit", iterations_per_unit)):
             if value is not None:
