@@ -101,10 +101,11 @@ class Number:
             return None
         if not _is_number(value) or (self.integer and not isinstance(value, numbers.Integral)):
             self.fail(field, value, "a boolean is not a number" if isinstance(value, bool) else None)
+        if isinstance(value, numbers.Integral) and not -INT64_MAX - 1 <= value <= INT64_MAX:
+            self.fail(field, value, "an integer must fit in 64 bits" + ("" if self.integer else "; write 1e30 for a real"
+                                                                         " number"))
         if self.integer:
             value = int(value)
-            if not -INT64_MAX - 1 <= value <= INT64_MAX:
-                self.fail(field, value, "it does not fit in a 64-bit integer")
         else:
             try:
                 value = float(value)

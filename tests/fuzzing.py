@@ -289,9 +289,8 @@ def json_cases(draw) -> Case:
         bad = verdict(str(last), old, new)
     elif action == "delete" and isinstance(parent, dict):
         del parent[last]
-        required = ("cojobs", "jobs", "stages", "hosts", "src", "dst", "bytes", "job", "cojob", "iterations",
-                    "compute_s")
-        bad = True if last in required else None
+        required = ("cojobs", "stages", "hosts", "src", "dst", "bytes", "job", "cojob", "iterations", "compute_s")
+        bad = True if last in required or path == ("cojobs", path[1], "jobs") else None  # a stage's jobs: all
     elif action == "misspell" and isinstance(parent, dict):
         parent[f"{last}x"] = parent.pop(last)
         bad = True
