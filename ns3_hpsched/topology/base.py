@@ -82,9 +82,9 @@ class Topology:
     ) -> None:
         _check_rate("topology.rate_bps", rate_bps)
         _check_delay("topology.delay_s", delay_s)
-        if not isinstance(mtu_bytes, int) or isinstance(mtu_bytes, bool) or mtu_bytes not in (1500, 9000):
-            raise ConfigError("topology.mtu_bytes", f"must be 1500 or 9000, got {mtu_bytes!r}",
-                              "use 9000 (jumbo frames, default) or 1500")
+        fix = "use 9000 (jumbo frames, default) or 1500"
+        if validate.integer("topology.mtu_bytes", mtu_bytes, fix=fix) not in (1500, 9000):
+            raise ConfigError("topology.mtu_bytes", f"must be 1500 or 9000, got {mtu_bytes!r}", fix)
         validate.integer("topology.buffer_bytes", buffer_bytes, low=2 * mtu_bytes,
                          fix="the per-port egress buffer in bytes (at least two MTUs), e.g. 450000")
         validate.integer("topology.ecmp_seed", ecmp_seed, low=0, high=ECMP_SEED_MAX,
