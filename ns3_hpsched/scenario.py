@@ -28,7 +28,9 @@ A scenario is a TOML file (``scenarios/NAME.toml``) with these tables::
 
 Every table is checked key by key against its package's name map (a misspelt key gets a
 "did you mean"), every value against its rule (:mod:`ns3_hpsched.validate`), and the
-topology, transport, workload and policy are built, all in :func:`load_scenario`.
+topology, transport, workload and policy are built, all in :func:`load_scenario`. Sizes
+are bounded by memory: 64 KiB per node or link, 1 KiB per flow, job or GPU slot, of this
+machine's memory or of ``$NS3_HPSCHED_MEMORY_GIB`` (set it to plan for a larger machine).
 
 Overrides use dotted keys (``{"scheduler.name": "varys", "topology.k": 8}``); values given
 as strings are parsed as TOML values when they parse (``"8"`` -> 8, ``"[1, 2]"`` -> list).
