@@ -430,12 +430,13 @@ _FB_ROLES = {1: ["id", "arrival", "count", "port", "count", "reducer", "reducer"
 
 def _trace_token_ok(i: int, j: int, token: str) -> bool:
     if i == 0:
-        return _int(token, 4) if j == 0 else token == FB_TRACE[0][1]
+        return _int(token, 4) if j == 0 else _int(token) and int(token) == int(FB_TRACE[0][1])
     role = _FB_ROLES[i][j]
     if role == "reducer":
         port, sep, mb = token.partition(":")
         return bool(sep) and _int(port, 0, 3) and _real(mb, high=2**33, strict=True)
-    return {"id": _int(token), "arrival": _int(token, 0), "count": token == FB_TRACE[i][j],
+    same = _int(token) and int(token) == int(FB_TRACE[i][j])  # Python reads any Unicode digits
+    return {"id": _int(token), "arrival": _int(token, 0), "count": same,
             "port": _int(token, 0, 3)}[role]
 
 
