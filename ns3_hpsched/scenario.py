@@ -11,7 +11,7 @@ A scenario is a TOML file (``scenarios/NAME.toml``) with these tables::
     kind = "fat_tree"                # fat_tree | leaf_spine | big_switch | dumbbell | hpcc
     k = 4
 
-    [transport]                      # packet backend only
+    [transport]                      # used by the packet backend, checked on both
     kind = "dctcp"                   # dctcp | newreno | cubic | rdma, plus transport knobs
 
     [fluid]                          # fluid backend only
@@ -24,7 +24,13 @@ A scenario is a TOML file (``scenarios/NAME.toml``) with these tables::
     params = {}                      # the policy's own parameters
 
     [workload]                       # kind + generator parameters (see workload.build_workload)
-    kind = "search"
+    kind = "search"                  # search | file | fb_trace | flows | hpcc_flows
+
+Every table is checked key by key against its package's name map (a misspelt key gets a
+"did you mean"), every value against its rule (:mod:`ns3_hpsched.validate`), and the
+topology, transport, workload and policy are built, all in :func:`load_scenario`. Sizes
+are bounded by memory: 64 KiB per node or link, 1 KiB per flow, job or GPU slot, of this
+machine's memory or of ``$NS3_HPSCHED_MEMORY_GIB`` (set it to plan for a larger machine).
 
 Overrides use dotted keys (``{"scheduler.name": "varys", "topology.k": 8}``); values given
 as strings are parsed as TOML values when they parse (``"8"`` -> 8, ``"[1, 2]"`` -> list).
@@ -40,28 +46,33 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from . import validate
+from .backends.packet.transport import DEFAULT_TRANSPORT, Transport, check_transport_table
 from .errors import ConfigError
 from .sched import make_policy
 from .sched.base import Policy
 from .topology import Topology, make_topology
+from .validate import MAX_SECONDS, Flag, Number
 from .workload import Workload, build_workload
-from .workload.flowlist import flow_list_workload
 
-__all__ = ["Scenario", "load_scenario", "scenario_names", "SCENARIO_DIR"]
+__all__ = ["Scenario", "load_scenario", "scenario_names", "scenario_from_dict", "SCENARIO_DIR"]
 
 #: Where named scenarios live (the repository's ``scenarios/`` folder).
 SCENARIO_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+#: Most strict-priority classes: the class travels in the 6-bit DSCP field.
+MAX_CLASSES = 64
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 class TransportSpec(BaseModel):
-    """The packet backend's transport: ``kind`` plus knobs passed to the backend."""
+    """The ``[transport]`` table: ``kind`` plus its knobs, checked against the transport's own
+    name map (:func:`~ns3_hpsched.backends.packet.transport.transport_options`)."""
 
     model_config = ConfigDict(extra="allow")
-    kind: Literal["dctcp", "newreno", "cubic", "rdma"] = "dctcp"
+    kind: str = DEFAULT_TRANSPORT
 
 
 class FluidSpec(_Section):
@@ -74,8 +85,8 @@ class SchedulerSpec(_Section):
     """The scheduling policy and how its decisions reach the network."""
 
     name: str = "fair"
-    n_classes: int = Field(8, ge=1, le=64)
-    control_delay_s: float = Field(0.0, ge=0.0)
+    n_classes: int = 8
+    control_delay_s: float = 0.0
     params: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -86,7 +97,7 @@ class Scenario(_Section):
     name: str
     description: str = ""
     backend: Literal["packet", "fluid"] = "packet"
-    seed: int = Field(1, ge=0)
+    seed: int = 1
     topology: dict[str, Any]
     transport: TransportSpec = Field(default_factory=TransportSpec)
     fluid: FluidSpec = Field(default_factory=FluidSpec)
@@ -97,35 +108,22 @@ class Scenario(_Section):
     @cached_property
     def built_topology(self) -> Topology:
         """The topology this scenario describes."""
-        params = dict(self.topology)
+        params = self._resolve_path(self.topology)
         kind = params.pop("kind", None)
         if kind is None:
-            raise ConfigError("topology.kind", "missing", "add kind = \"fat_tree\" (or leaf_spine, big_switch, dumbbell, hpcc)")
-        if kind == "hpcc":
-            from .interchange.hpcc import read_topology
-
-            return read_topology(self._path(params.pop("path", None), "topology.path"), **params)
+            raise ConfigError("topology.kind", "is missing", "add kind = \"fat_tree\" (or leaf_spine, big_switch, ...)")
         return make_topology(kind, **params)
+
+    @cached_property
+    def built_transport(self) -> Transport:
+        """The transport of the ``[transport]`` table (checked on either backend)."""
+        return check_transport_table(self.transport.model_dump())
 
     @cached_property
     def built_workload(self) -> Workload:
         """The explicit workload (generated with :attr:`seed`, or read from a file)."""
-        spec = dict(self.workload)
-        n_hosts = self.built_topology.n_hosts
-        if "path" in spec:
-            spec["path"] = str(self._path(spec["path"], "workload.path"))
-        kind = spec.get("kind")
-        if kind == "flows":
-            _only(spec, {"kind", "flows"}, "workload")
-            return flow_list_workload(spec.get("flows") or [], n_hosts)
-        if kind == "hpcc_flows":
-            from .interchange.hpcc import read_flows
-
-            _only(spec, {"kind", "path"}, "workload")
-            records = read_flows(spec["path"], self.built_topology)
-            return flow_list_workload(records, n_hosts, field=Path(spec["path"]).name,
-                                      source={"path": spec["path"]})
-        return build_workload(spec, n_hosts, self.seed)
+        return build_workload(self._resolve_path(self.workload), self.built_topology.n_hosts, self.seed,
+                              topology=self.built_topology)
 
     @cached_property
     def built_policy(self) -> Policy:
@@ -133,29 +131,30 @@ class Scenario(_Section):
         return make_policy(self.scheduler.name, **self.scheduler.params)
 
     def validate_all(self) -> "Scenario":
-        """Build topology, workload and policy, so bad input fails before any simulation."""
-        _ = self.built_topology, self.built_workload, self.built_policy
+        """Build topology, transport, workload and policy, so bad input fails before any run."""
+        _ = self.built_topology, self.built_transport, self.built_workload, self.built_policy
         return self
 
     def resolved(self) -> dict:
         """The fully resolved configuration as JSON-ready data (hashed by sweeps, in run.json)."""
         return self.model_dump(mode="json")
 
-    def _path(self, value: Any, field: str) -> Path:
-        if not isinstance(value, str) or not value:
-            raise ConfigError(field, f"must be a file path, got {value!r}", "give a path relative to the scenario file")
-        path = Path(value)
-        if not path.is_absolute():
-            path = Path(self.base_dir) / path
-        if not path.exists():
-            raise ConfigError(field, f"file {str(path)!r} does not exist", "check the path (relative to the scenario file)")
-        return path.resolve()
+    def _resolve_path(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """A copy of a table with its ``path`` (a file) made relative to the scenario file."""
+        params = dict(spec)
+        if isinstance(params.get("path"), str) and params["path"]:
+            params["path"] = str(Path(self.base_dir) / params["path"])
+        return params
 
 
-def _only(table: dict, allowed: set[str], name: str) -> None:
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise ConfigError(f"{name}.{unknown[0]}", "unknown key", f"use only {sorted(allowed)}")
+#: Rules of the scenario's own values (each package checks its tables' values itself).
+_RULES: dict[str, Number | Flag] = {
+    "seed": Number(integer=True, low=0, fix="a non-negative integer, e.g. 1"),
+    "scheduler.n_classes": Number(integer=True, low=1, high=MAX_CLASSES, fix="8 matches commodity switches"),
+    "scheduler.control_delay_s": Number(low=0.0, high=MAX_SECONDS, fix="seconds, e.g. 0.0 or 1e-4"),
+    "fluid.latency": Flag(),
+}
+_TABLES = {"topology": None, "transport": None, "fluid": FluidSpec, "scheduler": SchedulerSpec, "workload": None}
 
 
 def scenario_names() -> list[str]:
@@ -164,17 +163,24 @@ def scenario_names() -> list[str]:
 
 
 def load_scenario(name_or_path: str | Path, overrides: dict[str, Any] | None = None) -> Scenario:
-    """Load a scenario by name or path, apply dotted-key overrides, and validate it fully."""
+    """Load a scenario by name or path, apply dotted-key overrides, and validate it fully.
+
+    Everything is checked here, before any simulation: each table key by key against the
+    name map of its package (topology, transport, workload, policy), each value against its
+    rule, and the parts built (topology, transport, workload, policy). A sweep validates a
+    grid point by calling this with the point's overrides.
+    """
     path = Path(name_or_path)
     if not path.suffix:
         path = SCENARIO_DIR / f"{name_or_path}.toml"
     if not path.exists():
         raise ConfigError("scenario", f"no scenario {str(name_or_path)!r}",
+                          f"{validate.did_you_mean(str(name_or_path), scenario_names())}"
                           f"give a path to a .toml file or one of {scenario_names()}")
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(validate.read_text(path, "scenario", "scenario file"))
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), f"is not valid TOML: {exc}", "fix the TOML syntax") from None
+        raise ConfigError(path.name, f"is not valid TOML: {exc}", "fix the TOML syntax") from None
     raw.setdefault("name", path.stem)
     raw = apply_overrides(raw, overrides or {})
     raw["base_dir"] = str(path.resolve().parent)
@@ -182,16 +188,33 @@ def load_scenario(name_or_path: str | Path, overrides: dict[str, Any] | None = N
 
 
 def scenario_from_dict(raw: dict[str, Any]) -> Scenario:
-    """Validate a scenario given as a dict (as parsed from TOML)."""
+    """Validate a scenario given as a dict (as parsed from TOML), then build its parts."""
+    raw = copy.deepcopy(raw)
+    _check_tables(raw)
     try:
         scenario = Scenario.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(part) for part in err["loc"]) or "scenario"
-        fix = {"extra_forbidden": "remove it or check its spelling against the README's scenario reference",
-               "missing": "add it"}.get(err["type"], "see the scenario reference in the README")
-        raise ConfigError(field, err["msg"], fix) from None
+        raise ConfigError(field, err["msg"], "see the scenario reference in scenario.py's docstring") from None
     return scenario.validate_all()
+
+
+def _check_tables(raw: dict[str, Any]) -> None:
+    """Check the scenario's keys and its own values (with a did-you-mean for a misspelt key)."""
+    validate.known_keys("", raw, Scenario.model_fields, "a scenario")
+    for name, model in _TABLES.items():
+        if name in raw:
+            section = validate.table(name, raw[name])
+            if model is not None:
+                validate.known_keys(name, section, model.model_fields, f"[{name}]")
+    for dotted, rule in _RULES.items():
+        *tables, key = dotted.split(".")
+        node = raw.get(tables[0], {}) if tables else raw
+        if key in node:
+            node[key] = rule.check(dotted, node[key])  # numpy integers become Python ints
+    if "backend" in raw:
+        validate.choice("backend", raw["backend"], ("packet", "fluid"), "backend")
 
 
 def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

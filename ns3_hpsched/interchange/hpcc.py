@@ -17,13 +17,13 @@ the ``standalone_fct_ns`` column (and the flows table's ``standalone_fct_s``).
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from pathlib import Path
 
 import pandas as pd
 
+from .. import validate
 from ..errors import ConfigError
 from ..topology import Topology
 from ..topology.ecmp import host_ip
@@ -35,6 +35,10 @@ __all__ = ["HpccTopology", "read_topology", "read_flows", "write_fct", "standalo
 
 _RATE_UNITS = {"bps": 1.0, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9, "tbps": 1e12}
 _DELAY_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+_PG = validate.Number(integer=True, low=0, fix="a priority class, 0 highest")
+_PORT = validate.Number(integer=True, low=0, high=65535, fix="a TCP/UDP port")
+_SIZE = validate.Number(integer=True, low=1, high=validate.MAX_BYTES, fix="the flow's bytes")
+_START = validate.Number(low=0.0, high=validate.MAX_SECONDS, fix="the start time in seconds (finite, >= 0)")
 _QUANTITY = re.compile(r"^([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)([a-zA-Z]+)$")
 
 
@@ -61,8 +65,9 @@ class HpccTopology(Topology):
 
     def __init__(self, n_nodes: int, switch_ids: list[int], links: list[tuple[int, int, float, float]],
                  **link) -> None:
-        self._hpcc_switches = sorted(set(switch_ids))
-        self._hpcc_hosts = [i for i in range(n_nodes) if i not in set(switch_ids)]
+        switches = set(switch_ids)
+        self._hpcc_switches = sorted(switches)
+        self._hpcc_hosts = [i for i in range(n_nodes) if i not in switches]
         self._hpcc_links = links
         self.hpcc_of_node: tuple[int, ...] = tuple(self._hpcc_hosts + self._hpcc_switches)
         self.node_of_hpcc: dict[int, int] = {h: n for n, h in enumerate(self.hpcc_of_node)}
@@ -84,7 +89,7 @@ def read_topology(path: str | os.PathLike, **link) -> HpccTopology:
     not modelled.
     """
     path = Path(path)
-    rows = _rows(path)
+    rows = _rows(path, "topology.path")
     try:
         (_, head), (n2, switch_line) = rows[0], rows[1]
         n_nodes, n_switches, n_links = (int(t) for t in head)
@@ -92,6 +97,8 @@ def read_topology(path: str | os.PathLike, **link) -> HpccTopology:
     except (IndexError, ValueError):
         raise ConfigError(f"{path.name}:1", "expected '<nodes> <switches> <links>' then the switch ids",
                           "start the file with the HPCC topology header") from None
+    validate.integer(f"{path.name}:1", n_nodes, low=2, fix="the header's first number counts the nodes")
+    validate.size(f"{path.name}:1", n_nodes + max(n_links, 0), "nodes and links", validate.NODE_BYTES)
     if len(switch_ids) != n_switches or len(set(switch_ids)) != n_switches:
         raise ConfigError(f"{path.name}:{n2}", f"lists {len(switch_ids)} switch ids, header says {n_switches}",
                           "list every switch id once")
@@ -124,12 +131,9 @@ def read_topology(path: str | os.PathLike, **link) -> HpccTopology:
         raise ConfigError(f"{path.name}:{exc.field}", exc.problem, exc.fix) from None
 
 
-def _rows(path: Path) -> list[tuple[int, list[str]]]:
+def _rows(path: Path, field: str) -> list[tuple[int, list[str]]]:
     """Non-empty lines of a file as (line number, whitespace-split fields)."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise ConfigError(str(path), "does not exist", "give the path of an existing file") from None
+    text = validate.read_text(path, field, "HPCC file")
     return [(n, line.split()) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
 
 
@@ -147,9 +151,9 @@ def read_flows(path: str | os.PathLike, topology: Topology) -> list[dict]:
     ``size >= 1`` bytes; ``start_s >= 0``; the count on the first line must match.
     """
     path = Path(path)
-    rows = _rows(path)
+    rows = _rows(path, "workload.path")
     node_of = getattr(topology, "node_of_hpcc", None)
-    if not rows or len(rows[0][1]) != 1 or not rows[0][1][0].isdigit():
+    if not rows or len(rows[0][1]) != 1 or not (rows[0][1][0].isascii() and rows[0][1][0].isdigit()):
         raise ConfigError(f"{path.name}:1", "the first line must be the number of flows",
                           "start the file with the flow count")
     count, body = int(rows[0][1][0]), rows[1:]
@@ -173,9 +177,12 @@ def read_flows(path: str | os.PathLike, topology: Topology) -> list[dict]:
             ours.append(mapped)
         if src == dst:
             raise ConfigError(where, f"src == dst == {src}", "a flow needs two different hosts")
-        if pg < 0 or size < 1 or not 0 <= start_s < math.inf or not 0 <= dport < 65536:
-            raise ConfigError(where, "pg must be >= 0, dport in 0..65535, size >= 1 byte and start_s >= 0",
-                              "fix the values of this line")
+        for column, value, rule in (("pg", pg, _PG), ("dport", dport, _PORT), ("size", size, _SIZE),
+                                    ("start_s", start_s, _START)):
+            try:
+                rule.check(where, value)
+            except ConfigError as exc:
+                raise ConfigError(where, f"{column} {exc.problem}", exc.fix) from None
         flows.append({"src": ours[0], "dst": ours[1], "bytes": size, "start_s": start_s, "priority": pg})
     if len(flows) != count:
         raise ConfigError(f"{path.name}:1", f"announces {count} flows, the file has {len(flows)}",

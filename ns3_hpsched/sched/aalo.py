@@ -10,7 +10,9 @@ import math
 from ..workload.spec import Workload
 from .base import Policy
 from .classes import class_per_coflow
-from .params import check_int, check_number
+from .. import validate
+from ..validate import INT64_MAX, MAX_BYTES
+from .params import check_number, field
 from .ties import tie_key
 from .view import CoflowState, Decision, View
 
@@ -20,6 +22,12 @@ __all__ = ["Aalo"]
 DEFAULT_QUEUES = 10
 DEFAULT_FIRST_THRESHOLD = 10 * 2**20
 DEFAULT_MULTIPLIER = 10.0
+
+
+def max_queues(first_threshold_bytes: float, multiplier: float) -> int:
+    """The most queues whose thresholds ``Q1 * E**i`` all stay within :data:`MAX_BYTES`."""
+    steps = (math.log(MAX_BYTES) - math.log(first_threshold_bytes)) / math.log(multiplier)
+    return 2 + min(math.floor(steps + 1e-9), INT64_MAX - 2)
 
 
 class Aalo(Policy):
@@ -40,7 +48,8 @@ class Aalo(Policy):
     Parameters
     ----------
     n_queues:
-        K, the number of logical queues (>= 1; default 10). K = 1 is FIFO.
+        K, the number of logical queues (default 10; K = 1 is FIFO), at most
+        :func:`max_queues` (10 with the default Q1 and E), so every threshold can be reached.
     first_threshold_bytes:
         Q1, the bytes sent that move a coflow out of queue 0 (> 0; default 10 MiB).
     multiplier:
@@ -53,10 +62,14 @@ class Aalo(Policy):
 
     def __init__(self, n_queues: int = DEFAULT_QUEUES, first_threshold_bytes: float = DEFAULT_FIRST_THRESHOLD,
                  multiplier: float = DEFAULT_MULTIPLIER, tie_break: str = "release") -> None:
-        self.n_queues = check_int("n_queues", n_queues, minimum=1)
-        self.first_threshold_bytes = check_number("first_threshold_bytes", first_threshold_bytes,
-                                                  minimum=0.0, strict=True)
+        self.first_threshold_bytes = validate.number(field("first_threshold_bytes"), first_threshold_bytes,
+                                                     low=0.0, low_open=True, high=MAX_BYTES)
         self.multiplier = check_number("multiplier", multiplier, minimum=1.0, strict=True)
+        self.n_queues = validate.integer(
+            field("n_queues"), n_queues, low=1, high=max_queues(self.first_threshold_bytes, self.multiplier),
+            fix=f"thresholds past {MAX_BYTES:.3g} bytes (2^53, the largest coflow) are never reached: "
+                "use fewer queues, or a smaller first_threshold_bytes or multiplier")
+        validate.size(field("n_queues"), self.n_queues, "queue thresholds")
         self.tie_break = tie_break
         self._key = tie_key(tie_break)
         #: Bytes sent that reach queue i + 1, for i < K - 1 (sent bytes are integers).

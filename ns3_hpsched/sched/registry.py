@@ -17,6 +17,7 @@ from .beamer import BeamerR
 from .fair import Fair
 from .fifo_lm import FifoLM
 from .grouper import GrouperR
+from ..validate import did_you_mean, known_keys
 from .params import field
 from .pinned import Pinned
 from .sincronia import Sincronia
@@ -38,11 +39,11 @@ def policy_class(name: str) -> type[Policy]:
         raise ConfigError("scheduler.name", f"must be a policy name, got {name!r}",
                           f"use one of {sorted(POLICIES)} or 'package.module:Class'")
     if ":" not in name:
-        try:
-            return NAMED_POLICIES[name]
-        except KeyError:
+        if name not in NAMED_POLICIES:
             raise ConfigError("scheduler.name", f"unknown policy {name!r}",
-                              f"use one of {sorted(POLICIES)} or 'package.module:Class'") from None
+                              f"{did_you_mean(name, NAMED_POLICIES)}use one of {sorted(POLICIES)} "
+                              "or 'package.module:Class'")
+        return NAMED_POLICIES[name]
     module_name, _, attr = name.partition(":")
     try:
         obj = getattr(importlib.import_module(module_name), attr)
@@ -52,6 +53,10 @@ def policy_class(name: str) -> type[Policy]:
     if not (inspect.isclass(obj) and issubclass(obj, Policy)):
         raise ConfigError("scheduler.name", f"{name!r} is not a Policy subclass",
                           "subclass ns3_hpsched.sched.Policy and implement decide(view)")
+    if inspect.isabstract(obj):
+        missing = sorted(obj.__abstractmethods__)
+        raise ConfigError("scheduler.name", f"{name!r} does not implement {', '.join(m + '()' for m in missing)}",
+                          "implement decide(view) returning a Decision (see ns3_hpsched.sched.Policy)")
     return obj
 
 
@@ -61,15 +66,17 @@ def make_policy(name: str, **params) -> Policy:
     Raises
     ------
     ConfigError
-        For an unknown name, a bad import path, a parameter the policy does not take, or
-        a parameter value the policy rejects.
+        For an unknown name, a bad import path, a parameter the policy does not take or
+        leaves out, or a parameter value the policy rejects.
     """
     cls = policy_class(name)
     signature = inspect.signature(cls).parameters.values()
     accepted = [p.name for p in signature if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    open_ended = any(p.kind == p.VAR_KEYWORD for p in signature)
-    for key in params:
-        if key not in accepted and not open_ended:
-            raise ConfigError(field(key), f"{name} takes no parameter {key!r}",
-                              f"use one of {accepted}" if accepted else f"{name} takes no parameters")
+    if not any(p.kind == p.VAR_KEYWORD for p in signature):
+        if params and not accepted:
+            raise ConfigError(field(next(iter(params))), f"{name} takes no parameters", "remove scheduler.params")
+        known_keys("scheduler.params", params, accepted, f"policy {name!r}")
+    for p in signature:
+        if p.name in accepted and p.default is p.empty and p.name not in params:
+            raise ConfigError(field(p.name), f"{name} needs this parameter", f"set scheduler.params.{p.name}")
     return cls(**params)

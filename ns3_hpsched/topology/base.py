@@ -22,6 +22,7 @@ from functools import cached_property
 import networkx as nx
 import numpy as np
 
+from .. import validate
 from ..errors import ConfigError
 from .ecmp import FiveTuple, flow_five_tuple, flow_hash, node_seed
 
@@ -36,6 +37,8 @@ DEFAULT_MTU = 9000
 #: Default egress buffer per port (bytes): ~50 jumbo frames, a few bandwidth-delay
 #: products of a datacenter path (oversized buffers slow TCP recovery).
 DEFAULT_BUFFER_BYTES = 450_000
+#: Largest ECMP seed: :func:`~.ecmp.node_seed` keeps its low 32 bits.
+ECMP_SEED_MAX = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -79,13 +82,13 @@ class Topology:
     ) -> None:
         _check_rate("topology.rate_bps", rate_bps)
         _check_delay("topology.delay_s", delay_s)
-        if mtu_bytes not in (1500, 9000):
-            raise ConfigError("topology.mtu_bytes", f"must be 1500 or 9000, got {mtu_bytes!r}",
-                              "use 9000 (jumbo frames, default) or 1500")
-        if not isinstance(buffer_bytes, int) or buffer_bytes < 2 * mtu_bytes:
-            raise ConfigError("topology.buffer_bytes",
-                              f"must be an integer of at least two MTUs ({2 * mtu_bytes}), got {buffer_bytes!r}",
-                              "give the per-port egress buffer in bytes, e.g. 450000")
+        fix = "use 9000 (jumbo frames, default) or 1500"
+        if validate.integer("topology.mtu_bytes", mtu_bytes, fix=fix) not in (1500, 9000):
+            raise ConfigError("topology.mtu_bytes", f"must be 1500 or 9000, got {mtu_bytes!r}", fix)
+        validate.integer("topology.buffer_bytes", buffer_bytes, low=2 * mtu_bytes,
+                         fix="the per-port egress buffer in bytes (at least two MTUs), e.g. 450000")
+        validate.integer("topology.ecmp_seed", ecmp_seed, low=0, high=ECMP_SEED_MAX,
+                         fix="the per-node hash uses 32 bits of the seed: give 0..2^32-1")
         self.rate_bps = float(rate_bps)
         self.delay_s = float(delay_s)
         self.mtu_bytes = mtu_bytes
@@ -301,12 +304,9 @@ class Topology:
 
 
 def _check_rate(field: str, rate: float) -> None:
-    if not isinstance(rate, (int, float)) or not rate > 0:
-        raise ConfigError(field, f"must be a positive number of bits per second, got {rate!r}",
-                          "e.g. 10e9 for 10 Gbps")
+    validate.number(field, rate, low=0.0, low_open=True, high=validate.MAX_RATE_BPS,
+                    fix="bits per second, e.g. 10e9 for 10 Gbps")
 
 
 def _check_delay(field: str, delay: float) -> None:
-    if not isinstance(delay, (int, float)) or not delay >= 0:
-        raise ConfigError(field, f"must be a non-negative number of seconds, got {delay!r}",
-                          "e.g. 1e-6 for 1 microsecond")
+    validate.number(field, delay, low=0.0, high=validate.MAX_SECONDS, fix="seconds, e.g. 1e-6 for 1 microsecond")

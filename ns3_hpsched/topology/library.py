@@ -6,11 +6,18 @@ used in scenario files and on the command line to the classes.
 
 from __future__ import annotations
 
-from ..errors import ConfigError
+import inspect
+from collections.abc import Callable
+
+from .. import validate
 from .base import Topology
 
-__all__ = ["FatTree", "LeafSpine", "BigSwitch", "Dumbbell", "TOPOLOGIES",
+__all__ = ["FatTree", "LeafSpine", "BigSwitch", "Dumbbell", "TOPOLOGIES", "topology_keys", "hpcc",
            "fat_tree", "leaf_spine", "big_switch", "dumbbell"]
+
+
+_K_RULE = validate.Number(integer=True, low=2, what="an even integer",
+                          fix="use k = 4 (16 hosts), 8 (128) or 16 (1024)")
 
 
 class FatTree(Topology):
@@ -22,9 +29,9 @@ class FatTree(Topology):
     """
 
     def __init__(self, k: int = 4, **link) -> None:
-        if not isinstance(k, int) or isinstance(k, bool) or k < 2 or k % 2:
-            raise ConfigError("topology.k", f"must be an even integer >= 2, got {k!r}",
-                              "use k = 4 (16 hosts), 8 (128) or 16 (1024)")
+        if _K_RULE.check("topology.k", k) % 2:
+            _K_RULE.fail("topology.k", k)
+        validate.size("topology.k", k**3 + 5 * k * k // 4, "nodes and links", validate.NODE_BYTES)
         self.k = k
         super().__init__(**link)
 
@@ -59,11 +66,11 @@ class LeafSpine(Topology):
     def __init__(self, leaves: int = 4, spines: int = 2, hosts_per_leaf: int = 4,
                  oversubscription: float = 1.0, **link) -> None:
         for field, value in (("leaves", leaves), ("spines", spines), ("hosts_per_leaf", hosts_per_leaf)):
-            if not isinstance(value, int) or value < 1:
-                raise ConfigError(f"topology.{field}", f"must be a positive integer, got {value!r}")
-        if not oversubscription > 0:
-            raise ConfigError("topology.oversubscription", f"must be > 0, got {oversubscription!r}",
-                              "1.0 for non-blocking, 3.0 for 3:1")
+            validate.integer(f"topology.{field}", value, low=1, fix="e.g. 4")
+        validate.size("topology.leaves", leaves * (2 * hosts_per_leaf + spines + 1) + spines, "nodes and links",
+                      validate.NODE_BYTES)
+        validate.number("topology.oversubscription", oversubscription, low=0.0, low_open=True,
+                        fix="1.0 for non-blocking, 3.0 for 3:1")
         self.leaves, self.spines, self.hosts_per_leaf = leaves, spines, hosts_per_leaf
         self.oversubscription = float(oversubscription)
         super().__init__(**link)
@@ -91,8 +98,8 @@ class BigSwitch(Topology):
     """
 
     def __init__(self, n: int = 16, **link) -> None:
-        if not isinstance(n, int) or n < 2:
-            raise ConfigError("topology.n", f"must be an integer >= 2, got {n!r}")
+        validate.integer("topology.n", n, low=2, fix="hosts on the switch, e.g. 16")
+        validate.size("topology.n", 2 * n + 1, "nodes and links", validate.NODE_BYTES)
         self.n = n
         super().__init__(**link)
 
@@ -111,8 +118,10 @@ class Dumbbell(Topology):
     def __init__(self, left: int = 2, right: int = 2, bottleneck_rate_bps: float | None = None,
                  **link) -> None:
         for field, value in (("left", left), ("right", right)):
-            if not isinstance(value, int) or value < 1:
-                raise ConfigError(f"topology.{field}", f"must be a positive integer, got {value!r}")
+            validate.integer(f"topology.{field}", value, low=1, fix="hosts on that side, e.g. 2")
+        validate.size("topology.left", 2 * (left + right) + 3, "nodes and links", validate.NODE_BYTES)
+        validate.number("topology.bottleneck_rate_bps", bottleneck_rate_bps, low=0.0, low_open=True,
+                        high=validate.MAX_RATE_BPS, optional=True, fix="bits per second, or unset for rate_bps")
         self.left, self.right = left, right
         self.bottleneck_rate_bps = bottleneck_rate_bps
         super().__init__(**link)
@@ -132,13 +141,29 @@ class Dumbbell(Topology):
                 "bottleneck_rate_bps": self.bottleneck_rate_bps or self.rate_bps}
 
 
-#: Topology classes by the name used in scenario files.
-TOPOLOGIES: dict[str, type[Topology]] = {
+def hpcc(path: str, **link) -> Topology:
+    """The topology of an HPCC ``topology.txt`` (see :mod:`ns3_hpsched.interchange.hpcc`)."""
+    from ..interchange.hpcc import read_topology  # interchange builds on this package
+
+    return read_topology(path, **link)
+
+
+#: Topology builders (classes, or the HPCC file reader) by the name used in scenario files.
+TOPOLOGIES: dict[str, Callable[..., Topology]] = {
     "fat_tree": FatTree,
     "leaf_spine": LeafSpine,
     "big_switch": BigSwitch,
     "dumbbell": Dumbbell,
+    "hpcc": hpcc,
 }
+
+
+def topology_keys(kind: str) -> tuple[str, ...]:
+    """The keys a ``[topology]`` table of ``kind`` takes: the builder's, then every link option."""
+    own = [name for name, p in inspect.signature(TOPOLOGIES[kind]).parameters.items()
+           if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    link = [name for name in inspect.signature(Topology.__init__).parameters if name != "self"]
+    return (*own, *link)
 
 fat_tree = FatTree
 leaf_spine = LeafSpine

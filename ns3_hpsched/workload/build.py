@@ -3,26 +3,23 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from .. import validate
 from ..errors import ConfigError
 from .fbtrace import read_fb_trace
 from .files import read_workload, validate_workload
+from .flowlist import flow_list_workload
 from .generate import generate_search
 from .spec import Workload
 
 __all__ = ["build_workload", "WORKLOAD_KINDS"]
 
-#: Values of ``workload.kind``.
-WORKLOAD_KINDS: tuple[str, ...] = ("search", "file", "fb_trace")
 
-_SEARCH_KEYS = tuple(p for p in inspect.signature(generate_search).parameters if p not in ("n_hosts", "seed"))
-_FILE_KEYS = ("path",)
-_TRACE_KEYS = ("path", "max_coflows", "bytes_scale")
-
-
-def build_workload(spec: dict, n_hosts: int, seed: int, base_dir: str | Path | None = None) -> Workload:
+def build_workload(spec: dict, n_hosts: int, seed: int, base_dir: str | Path | None = None, *,
+                   topology=None) -> Workload:
     """Build the workload a scenario's ``[workload]`` table describes, and validate it.
 
     Parameters
@@ -99,41 +96,79 @@ def build_workload(spec: dict, n_hosts: int, seed: int, base_dir: str | Path | N
     bytes_scale : float, default 1.0
         Multiplies every flow's bytes.
 
+    Keys of ``kind = "flows"`` (an explicit flow list, see workload.flowlist)
+    --------------------------------------------------------------------------
+    flows : list of tables
+        ``{src, dst, bytes, start_s = 0, priority = 0}`` per flow.
+
+    Keys of ``kind = "hpcc_flows"`` (HPCC's ``flow.txt``, see interchange.hpcc)
+    ----------------------------------------------------------------------------
+    path : str
+        The flow file; needs ``topology`` (node ids are mapped when it is an HPCC topology).
+
     Raises
     ------
     ConfigError
         ``workload.<key>`` for an unknown key or a bad value, with the fix.
     """
-    if not isinstance(spec, dict):
-        raise ConfigError("workload", f"must be a table, got {type(spec).__name__}", "add a [workload] table")
-    params = dict(spec)
-    kind = params.pop("kind", None)
-    allowed = {"search": _SEARCH_KEYS, "file": _FILE_KEYS, "fb_trace": _TRACE_KEYS}.get(kind)
-    if allowed is None:
-        raise ConfigError("workload.kind", f"unknown workload kind {kind!r}", f"use one of {list(WORKLOAD_KINDS)}")
-    for key in params:
-        if key not in allowed:
-            raise ConfigError(f"workload.{key}", f"unknown key for kind = {kind!r}", f"use only {sorted(allowed)}")
+    params = validate.table("workload", spec)
+    kind = validate.choice("workload.kind", params.pop("kind", None), WORKLOAD_KINDS, "workload kind")
+    keys, builder = WORKLOAD_KINDS[kind]
+    validate.known_keys("workload", params, keys, f"kind = {kind!r}")
     if "path" in params:
-        if not isinstance(params["path"], str):
-            raise ConfigError("workload.path", f"must be a string, got {params['path']!r}", "give a file path")
+        if not isinstance(params["path"], str) or not params["path"]:
+            raise ConfigError("workload.path", f"must be a file path, got {params['path']!r}", "give a file path")
         params["path"] = Path(base_dir or ".") / params["path"]
-
-    if kind == "file":
-        if "path" not in params:
-            raise ConfigError("workload.path", "is missing", "give the workload file's path")
-        workload = read_workload(params["path"], n_hosts)  # validated while read
-    elif kind == "search":
-        workload = generate_search(n_hosts=n_hosts, seed=seed, **params)
-        validate_workload(workload, n_hosts)
-    else:
-        workload = read_fb_trace(**params)
-        if workload.n_hosts > n_hosts:
-            raise ConfigError("workload.path", f"the trace has {workload.n_hosts} ports but the topology "
-                              f"{n_hosts} hosts", f"use a topology of at least {workload.n_hosts} hosts, "
-                              f"e.g. big_switch with n = {workload.n_hosts}")
-        workload = replace(workload, n_hosts=n_hosts)
-        validate_workload(workload, n_hosts)
+    elif kind in ("file", "hpcc_flows"):
+        raise ConfigError("workload.path", "is missing", f"give the path of the {kind} file")
+    workload = builder(params, n_hosts, seed, topology)
     source = {**workload.source, "spec": {k: str(v) if isinstance(v, Path) else v for k, v in spec.items()},
               "seed": seed}
     return replace(workload, source=source)
+
+
+def _search(params: dict, n_hosts: int, seed: int, topology) -> Workload:
+    workload = generate_search(n_hosts=n_hosts, seed=seed, **params)
+    validate_workload(workload, n_hosts)
+    return workload
+
+
+def _file(params: dict, n_hosts: int, seed: int, topology) -> Workload:
+    return read_workload(params["path"], n_hosts)  # validated while read
+
+
+def _fb_trace(params: dict, n_hosts: int, seed: int, topology) -> Workload:
+    workload = read_fb_trace(**params)
+    if workload.n_hosts > n_hosts:
+        raise ConfigError("workload.path", f"the trace has {workload.n_hosts} ports but the topology "
+                          f"{n_hosts} hosts", f"use a topology of at least {workload.n_hosts} hosts, "
+                          f"e.g. big_switch with n = {workload.n_hosts}")
+    workload = replace(workload, n_hosts=n_hosts)
+    validate_workload(workload, n_hosts)
+    return workload
+
+
+def _flows(params: dict, n_hosts: int, seed: int, topology) -> Workload:
+    return flow_list_workload(params.get("flows"), n_hosts)
+
+
+def _hpcc_flows(params: dict, n_hosts: int, seed: int, topology) -> Workload:
+    from ..interchange.hpcc import read_flows  # interchange builds on the workload package
+
+    if topology is None:
+        raise ValueError("kind = 'hpcc_flows' needs the topology")
+    path = params["path"]
+    return flow_list_workload(read_flows(path, topology), n_hosts, field=path.name, source={"path": str(path)})
+
+
+
+#: Every ``workload.kind``: its keys (besides ``kind``) and its builder ``(params, n_hosts,
+#: seed, topology) -> Workload`` -- the one name map of workload kinds and keys.
+WORKLOAD_KINDS: dict[str, tuple[tuple[str, ...], Callable[..., Workload]]] = {
+    "search": (tuple(p for p in inspect.signature(generate_search).parameters if p not in ("n_hosts", "seed")),
+               _search),
+    "file": (("path",), _file),
+    "fb_trace": (("path", "max_coflows", "bytes_scale"), _fb_trace),
+    "flows": (("flows",), _flows),
+    "hpcc_flows": (("path",), _hpcc_flows),
+}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import validate
 from ..errors import ConfigError
 from .spec import Flow, Sync
 
@@ -35,9 +36,8 @@ def _sync(phases: Sequence[Sequence[tuple[int, int, int]]], pattern: str) -> Syn
 
 
 def _check_model_bytes(model_bytes: int) -> None:
-    if not isinstance(model_bytes, int) or isinstance(model_bytes, bool) or model_bytes < 1:
-        raise ConfigError("model_bytes", f"must be a positive integer, got {model_bytes!r}",
-                          "give the gradient size in bytes (4 bytes per fp32 parameter)")
+    validate.integer("model_bytes", model_bytes, low=1, high=validate.MAX_BYTES,
+                     fix="give the gradient size in bytes (4 bytes per fp32 parameter)")
 
 
 def ring_allreduce(hosts: Sequence[int], model_bytes: int, *, chained: bool = False) -> Sync:
@@ -102,9 +102,8 @@ def parameter_server(hosts: Sequence[int], model_bytes: int, *,
         if not servers:
             raise ConfigError("ps_hosts", "is empty", "list at least one server host, or omit it")
     else:
-        if not isinstance(shards, int) or not 1 <= shards <= len(hosts):
-            raise ConfigError("ps_shards", f"must be an integer in 1..{len(hosts)} (the workers), got {shards!r}",
-                              "colocate at most one shard per worker")
+        validate.integer("ps_shards", shards, low=1, high=len(hosts),
+                         fix="colocate at most one shard per worker (1..the workers)")
         servers = list(hosts[:shards])
     sizes = shard_sizes(model_bytes, len(servers))
     push = [(w, s, size) for w in hosts for s, size in zip(servers, sizes)]
@@ -133,13 +132,16 @@ def build_sync(pattern: str, hosts: Sequence[int], model_bytes: int, *, where: s
     ``ps_hosts`` and ``ps_shards`` apply to ``"ps"`` only. Errors name their field under
     ``where`` (e.g. ``"workload.pattern"`` or ``"w.json:cojobs[0].jobs[1].ps_shards"``).
     """
+    validate.choice(f"{where}.pattern", pattern, PATTERNS, "pattern")
+    n = len(hosts)
+    flows = {"ring": n, "ring_chained": 2 * n * n,
+             "ps": 2 * n * (len(ps_hosts) if isinstance(ps_hosts, (list, tuple)) else n)}[pattern]
+    validate.size(f"{where}.hosts", flows, f"flows per {pattern} synchronisation")
     try:
         if pattern == "ring":
             return ring_allreduce(hosts, model_bytes)
         if pattern == "ring_chained":
             return ring_allreduce(hosts, model_bytes, chained=True)
-        if pattern == "ps":
-            return parameter_server(hosts, model_bytes, ps_hosts=ps_hosts, shards=ps_shards)
+        return parameter_server(hosts, model_bytes, ps_hosts=ps_hosts, shards=ps_shards)
     except ConfigError as exc:
         raise ConfigError(f"{where}.{exc.field}", exc.problem, exc.fix) from None
-    raise ConfigError(f"{where}.pattern", f"unknown pattern {pattern!r}", f"use one of {list(PATTERNS)}")

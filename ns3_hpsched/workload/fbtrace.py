@@ -24,7 +24,9 @@ import math
 import os
 from pathlib import Path
 
+from .. import validate
 from ..errors import ConfigError
+from ..validate import MAX_BYTES, MAX_SECONDS, Number
 from .spec import Cojob, Flow, Job, Stage, Sync, Workload
 
 __all__ = ["read_fb_trace", "DEFAULT_TRACE", "MIB"]
@@ -35,6 +37,11 @@ MIB = 1 << 20
 DEFAULT_TRACE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "FB2010-1Hr-150-0.txt"
 
 
+_LINE = "use '<id> <arrival ms> <M> <mappers...> <R> <port>:<MB> ...'"
+#: A reducer's megabytes: positive, and small enough that its flows' bytes stay exact.
+_MB = Number(low=0.0, low_open=True, high=MAX_BYTES / MIB, fix="a reducer receives a positive number of MB")
+
+
 def _fields(line: str, where: str) -> tuple[int, float, list[int], list[tuple[int, float]]]:
     tokens = line.split()
     try:
@@ -43,12 +50,16 @@ def _fields(line: str, where: str) -> tuple[int, float, list[int], list[tuple[in
         r = int(tokens[3 + m])
         reducers = [(int(p), float(mb)) for p, mb in (t.split(":") for t in tokens[4 + m:4 + m + r])]
     except (IndexError, ValueError) as exc:
-        raise ConfigError(where, f"malformed coflow line ({exc})",
-                          "use '<id> <arrival ms> <M> <mappers...> <R> <port>:<MB> ...'") from None
+        raise ConfigError(where, f"malformed coflow line ({exc})", _LINE) from None
     if len(mappers) != m or len(reducers) != r or len(tokens) != 4 + m + r or m < 1 or r < 1:
         raise ConfigError(where, f"expected {m} mappers and {r} reducers, got {len(tokens)} fields",
                           "make M and R match the ports listed")
-    return coflow, arrival_ms / 1000.0, mappers, reducers
+    validate.integer(f"{where}.id", coflow, fix="a coflow id is an integer")
+    arrival_s = validate.number(f"{where}.arrival", arrival_ms / 1000.0, low=0.0, high=MAX_SECONDS,
+                                fix="the arrival in ms, >= 0")
+    for k, (_, mb) in enumerate(reducers):
+        _MB.check(f"{where}.reducers[{k}]", mb)
+    return coflow, arrival_s, mappers, reducers
 
 
 def read_fb_trace(path: str | os.PathLike | None = None, *, max_coflows: int | None = None,
@@ -70,16 +81,9 @@ def read_fb_trace(path: str | os.PathLike | None = None, *, max_coflows: int | N
     A :class:`Workload` with ``n_hosts`` = the trace's port count.
     """
     path = DEFAULT_TRACE if path is None else Path(path)
-    if max_coflows is not None and (not isinstance(max_coflows, int) or isinstance(max_coflows, bool)
-                                    or max_coflows < 1):
-        raise ConfigError("workload.max_coflows", f"must be a positive integer, got {max_coflows!r}", "e.g. 50")
-    if not isinstance(bytes_scale, (int, float)) or isinstance(bytes_scale, bool) or not 0 < bytes_scale < float("inf"):
-        raise ConfigError("workload.bytes_scale", f"must be a positive number, got {bytes_scale!r}", "e.g. 0.01")
-    try:
-        lines = path.read_text().splitlines()
-    except FileNotFoundError:
-        raise ConfigError("workload.path", f"trace {path} does not exist",
-                          "give the path of FB2010-1Hr-150-0.txt (coflow-benchmark)") from None
+    validate.integer("workload.max_coflows", max_coflows, low=1, optional=True, fix="e.g. 50, or unset for all")
+    validate.number("workload.bytes_scale", bytes_scale, low=0.0, low_open=True, fix="e.g. 0.01")
+    lines = validate.read_text(path, "workload.path", "trace").splitlines()
     try:
         ports, count = (int(t) for t in lines[0].split())
     except (IndexError, ValueError):
@@ -88,16 +92,17 @@ def read_fb_trace(path: str | os.PathLike | None = None, *, max_coflows: int | N
     if len(body) != count:
         raise ConfigError(f"{path.name}:1", f"header announces {count} coflows, the file has {len(body)}",
                           "fix the header or the file")
-    cojobs, dropped_pairs, dropped_bytes = [], 0, 0
+    cojobs, dropped_pairs, dropped_bytes, n_flows = [], 0, 0, 0
     for n, line in body[:max_coflows]:
         where = f"{path.name}:{n}"
         coflow, arrival_s, mappers, reducers = _fields(line, where)
+        n_flows = validate.size(where, n_flows + len(mappers) * len(reducers), "flows (mappers x reducers)")
         for port in mappers + [p for p, _ in reducers]:
             if not 0 <= port < ports:
                 raise ConfigError(where, f"port {port} is out of range", f"use ports 0..{ports - 1}")
         flows = []
         for dst, mb in reducers:
-            size = max(1, round(math.ceil(mb / len(mappers)) * MIB * bytes_scale))
+            size = validate.scaled_bytes(where, math.ceil(mb / len(mappers)) * MIB, bytes_scale)
             for src in mappers:
                 if src == dst:
                     dropped_pairs += 1

@@ -20,12 +20,13 @@ it was made and names the offending field by its path in this format.
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from pathlib import Path
 
+from .. import validate
 from ..errors import ConfigError
+from ..validate import MAX_BYTES, MAX_SECONDS, Number
 from .collectives import PATTERNS, build_sync
 from .models import get_model
 from .search import kept
@@ -53,12 +54,10 @@ def _child(at: str, key: str) -> str:
     return f"{at}{key}" if at.endswith(":") else f"{at}.{key}"
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+_ID = Number(integer=True, fix="give every cojob and job a distinct integer id")
+_SECONDS = Number(low=0.0, high=MAX_SECONDS, fix="finite seconds >= 0, e.g. 0.305")
+_SCALE = Number(low=0.0, low_open=True, fix="1.0 unless the traffic was scaled")
+_FLOW_BYTES = Number(integer=True, low=1, high=MAX_BYTES, fix="give the transfer size in bytes (>= 1)")
 
 
 def validate_workload(workload: Workload, n_hosts: int, where: str = "workload") -> None:
@@ -72,31 +71,24 @@ def validate_workload(workload: Workload, n_hosts: int, where: str = "workload")
     grow (a job of stage s > 0 ran stage s-1 unless it is declared in ``joined``), joiners
     that are new and listed after the survivors, and every job running at least one stage.
     """
-    if not _is_number(workload.bytes_scale) or workload.bytes_scale <= 0:
-        raise ConfigError(_child(where, "bytes_scale"), f"must be a positive number, got {workload.bytes_scale!r}",
-                          "1.0 unless the traffic was scaled")
+    _SCALE.check(_child(where, "bytes_scale"), workload.bytes_scale)
     if not workload.cojobs:
         raise ConfigError(_child(where, "cojobs"), "is empty", "state at least one cojob")
     cojob_ids: set[int] = set()
     job_where: dict[int, str] = {}
     for g, cojob in enumerate(workload.cojobs):
         at = _child(where, f"cojobs[{g}]")
-        if not _is_int(cojob.cojob) or cojob.cojob in cojob_ids:
-            raise ConfigError(f"{at}.cojob", f"cojob id {cojob.cojob!r} is not an integer or repeats",
+        if _ID.check(f"{at}.cojob", cojob.cojob) in cojob_ids:
+            raise ConfigError(f"{at}.cojob", f"cojob id {cojob.cojob!r} repeats",
                               "give every cojob a distinct integer id")
         cojob_ids.add(cojob.cojob)
-        if not _is_number(cojob.arrival_s) or cojob.arrival_s < 0:
-            raise ConfigError(f"{at}.arrival_s", f"must be finite seconds >= 0, got {cojob.arrival_s!r}",
-                              "e.g. 0.0")
-        if cojob.priority is not None and (not _is_int(cojob.priority) or cojob.priority < 0):
-            raise ConfigError(f"{at}.priority", f"must be a class >= 0, got {cojob.priority!r}",
-                              "0 is the highest class; omit it to let the scheduler decide")
+        _SECONDS.check(f"{at}.arrival_s", cojob.arrival_s)
+        validate.integer(f"{at}.priority", cojob.priority, low=0, optional=True,
+                         fix="0 is the highest class; omit it to let the scheduler decide")
         if not cojob.jobs:
             raise ConfigError(f"{at}.jobs", "is empty", "state at least one job")
         for i, job in enumerate(cojob.jobs):
-            if not _is_int(job.job):
-                raise ConfigError(f"{at}.jobs[{i}].job", f"must be an integer, got {job.job!r}", "e.g. 0")
-            if job.job in job_where:
+            if _ID.check(f"{at}.jobs[{i}].job", job.job) in job_where:
                 raise ConfigError(f"{at}.jobs[{i}].job", f"duplicate job id {job.job} (also {job_where[job.job]})",
                                   "job ids must be unique over the whole workload")
             job_where[job.job] = f"{at}.jobs[{i}]"
@@ -105,8 +97,7 @@ def validate_workload(workload: Workload, n_hosts: int, where: str = "workload")
 
 
 def _check_host(host, n_hosts: int, field: str) -> None:
-    if not _is_int(host) or not 0 <= host < n_hosts:
-        raise ConfigError(field, f"host {host!r} is out of range", f"use hosts 0..{n_hosts - 1} of the topology")
+    validate.integer(field, host, low=0, high=n_hosts - 1, fix=f"use hosts 0..{n_hosts - 1} of the topology")
 
 
 def _validate_job(job: Job, n_hosts: int, at: str) -> None:
@@ -114,11 +105,12 @@ def _validate_job(job: Job, n_hosts: int, at: str) -> None:
         raise ConfigError(f"{at}.hosts", "is empty", "list the host of every worker")
     for k, host in enumerate(job.hosts):
         _check_host(host, n_hosts, f"{at}.hosts[{k}]")
-    if not _is_number(job.compute_s) or job.compute_s < 0:
-        raise ConfigError(f"{at}.compute_s", f"must be finite seconds >= 0, got {job.compute_s!r}", "e.g. 0.305")
+    _SECONDS.check(f"{at}.compute_s", job.compute_s)
+    validate.text(f"{at}.model", job.model)
     for p, phase in enumerate(job.sync.phases):
         if not phase:
             raise ConfigError(f"{at}.phases[{p}]", "has no flow", "remove the empty phase")
+        validate.size(f"{at}.phases[{p}]", len(phase), "flows in one coflow")
         for f, flow in enumerate(phase):
             fat = f"{at}.phases[{p}][{f}]"
             _check_host(flow.src, n_hosts, f"{fat}.src")
@@ -126,9 +118,10 @@ def _validate_job(job: Job, n_hosts: int, at: str) -> None:
             if flow.src == flow.dst:
                 raise ConfigError(fat, f"src == dst == {flow.src}: traffic inside a host is not a network flow",
                                   "remove the flow, or give two different hosts")
-            if not _is_int(flow.bytes) or flow.bytes < 1:
-                raise ConfigError(f"{fat}.bytes", f"must be a positive integer, got {flow.bytes!r}",
-                                  "give the transfer size in bytes (>= 1)")
+            _FLOW_BYTES.check(f"{fat}.bytes", flow.bytes)
+        if sum(flow.bytes for flow in phase) > MAX_BYTES:
+            raise ConfigError(f"{at}.phases[{p}]", f"its flows add up to more than {MAX_BYTES:,} bytes (2^53)",
+                              "a coflow's bytes must stay exact in float64: use smaller flows")
 
 
 def _validate_stages(cojob: Cojob, at: str) -> None:
@@ -139,9 +132,8 @@ def _validate_stages(cojob: Cojob, at: str) -> None:
     previous: set[int] = set()
     for s, stage in enumerate(cojob.stages):
         sat = f"{at}.stages[{s}]"
-        if not _is_int(stage.iterations) or stage.iterations < 1:
-            raise ConfigError(f"{sat}.iterations", f"must be an integer >= 1, got {stage.iterations!r}",
-                              "every job of a stage runs at least one iteration")
+        validate.integer(f"{sat}.iterations", stage.iterations, low=1,
+                         fix="every job of a stage runs at least one iteration")
         if s == 0 and stage.joined:
             raise ConfigError(f"{sat}.join", "stage 0 has no joiners", "list the starting jobs under jobs")
         for j in stage.joined:
@@ -216,10 +208,11 @@ def _list(value, at: str) -> list:
     return value
 
 
-def _job_from_dict(doc, at: str, n_hosts: int, bytes_scale: float) -> Job:
+def _job_from_dict(doc, at: str, n_hosts: int, bytes_scale: float, scale_field: str) -> Job:
     doc = _object(doc, at, _JOB_KEYS, ("job", "hosts", "compute_s"))
+    _ID.check(f"{at}.job", doc["job"])
     hosts = tuple(_list(doc["hosts"], f"{at}.hosts"))
-    model = doc.get("model", "")
+    model = validate.text(f"{at}.model", doc.get("model", ""))
     if "phases" in doc:
         for key in ("model_bytes", "ps_hosts", "ps_shards"):
             if key in doc:
@@ -232,12 +225,13 @@ def _job_from_dict(doc, at: str, n_hosts: int, bytes_scale: float) -> Job:
                 flow = _object(flow, f"{at}.phases[{p}][{f}]", _FLOW_KEYS, ("src", "dst", "bytes"))
                 flows.append(Flow(flow["src"], flow["dst"], flow["bytes"]))
             phases.append(tuple(flows))
-        sync = Sync(phases=tuple(phases), pattern=doc.get("pattern", "explicit"))
+        sync = Sync(phases=tuple(phases), pattern=validate.text(f"{at}.pattern", doc.get("pattern", "explicit")))
     elif "pattern" in doc:
         if "model_bytes" in doc:
             model_bytes = doc["model_bytes"]
         elif model:
-            model_bytes = max(1, round(get_model(model, f"{at}.model").gradient_bytes * bytes_scale))
+            model_bytes = validate.scaled_bytes(scale_field, get_model(model, f"{at}.model").gradient_bytes,
+                                                bytes_scale)
         else:
             raise ConfigError(f"{at}.model_bytes", "is missing",
                               "give model_bytes, or a known model name under model")
@@ -258,8 +252,7 @@ def _job_from_dict(doc, at: str, n_hosts: int, bytes_scale: float) -> Job:
 def _ids(value, at: str) -> tuple[int, ...]:
     ids = tuple(_list(value, at))
     for k, j in enumerate(ids):
-        if not _is_int(j):
-            raise ConfigError(f"{at}[{k}]", f"must be a job id (an integer), got {j!r}", "e.g. 3")
+        _ID.check(f"{at}[{k}]", j)
     return ids
 
 
@@ -280,9 +273,7 @@ def _stages_from_dict(docs, at: str, job_ids: list) -> tuple[Stage, ...]:
                                   "list the starting jobs under jobs, or omit it for all")
             survivors = tuple(j for j in job_ids if j not in joining)
         elif "eta" in doc:
-            eta = doc["eta"]
-            if not _is_number(eta) or eta <= 1:
-                raise ConfigError(f"{sat}.eta", f"must be a number > 1, got {eta!r}", "e.g. 2")
+            eta = validate.number(f"{sat}.eta", doc["eta"], low=1.0, low_open=True, fix="e.g. 2")
             previous = stages[-1].jobs
             survivors = previous[:kept(len(previous), eta)]
         else:
@@ -298,14 +289,12 @@ def workload_from_dict(doc, n_hosts: int, where: str = "workload") -> Workload:
     if doc.get("format", FORMAT) != FORMAT or doc.get("version", VERSION) != VERSION:
         raise ConfigError(_child(where, "format"), f"is {doc.get('format')!r} version {doc.get('version')!r}",
                           f"this reader takes format {FORMAT!r} version {VERSION}")
-    bytes_scale = doc.get("bytes_scale", 1.0)
-    if not _is_number(bytes_scale) or bytes_scale <= 0:
-        raise ConfigError(_child(where, "bytes_scale"), f"must be a positive number, got {bytes_scale!r}", "e.g. 1.0")
+    bytes_scale = _SCALE.check(_child(where, "bytes_scale"), doc.get("bytes_scale", 1.0))
     cojobs = []
     for g, cdoc in enumerate(_list(doc["cojobs"], _child(where, "cojobs"))):
         at = _child(where, f"cojobs[{g}]")
         cdoc = _object(cdoc, at, _COJOB_KEYS, ("cojob", "jobs", "stages"))
-        jobs = tuple(_job_from_dict(j, f"{at}.jobs[{i}]", n_hosts, bytes_scale)
+        jobs = tuple(_job_from_dict(j, f"{at}.jobs[{i}]", n_hosts, bytes_scale, _child(where, "bytes_scale"))
                      for i, j in enumerate(_list(cdoc["jobs"], f"{at}.jobs")))
         stages = _stages_from_dict(cdoc["stages"], f"{at}.stages", [j.job for j in jobs])
         cojobs.append(Cojob(cojob=cdoc["cojob"], arrival_s=cdoc.get("arrival_s", 0.0), jobs=jobs, stages=stages,
@@ -325,13 +314,14 @@ def read_workload(path: str | os.PathLike, n_hosts: int) -> Workload:
     Errors name the file and the JSON path, e.g. ``w.json:cojobs[0].stages[1].jobs``.
     """
     path = Path(path)
+    text = validate.read_text(path, "workload.path", "workload file")
     try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError("workload.path", f"{path} does not exist", "give the path of a workload JSON file") from None
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path.name}:{exc.lineno}", f"is not valid JSON: {exc.msg}",
                           "fix the JSON syntax at that line") from None
+    except RecursionError:
+        raise ConfigError(path.name, "nests lists or objects too deeply", "see docs/workload-format.md") from None
     workload = workload_from_dict(doc, n_hosts, where=f"{path.name}:")
     workload.source.setdefault("file", str(path))
     return workload

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .. import validate
 from ..errors import ConfigError
+from ..validate import MAX_BYTES, MAX_SECONDS, Number
 from .spec import Cojob, Flow, Job, Stage, Sync, Workload
 
 __all__ = ["flow_list_workload"]
 
 _KEYS = {"src", "dst", "bytes", "start_s", "priority"}
+_BYTES = Number(integer=True, low=1, high=MAX_BYTES, fix="give the size in bytes")
+_START = Number(low=0.0, high=MAX_SECONDS, fix="give the start time in seconds (finite, >= 0)")
+_PRIORITY = Number(integer=True, low=0, fix="0 is the highest class")
 
 
 def flow_list_workload(flows: Sequence[Mapping], n_hosts: int, *, field: str = "workload.flows",
@@ -26,31 +31,25 @@ def flow_list_workload(flows: Sequence[Mapping], n_hosts: int, *, field: str = "
     ``field`` names the records in error messages (e.g. ``"flow.txt"``); record ``i`` is
     reported as ``field[i]``.
     """
+    flows = validate.sequence(field, flows, "a list of flow tables")
     if not flows:
         raise ConfigError(field, "holds no flow", "give at least one flow")
+    validate.size(field, len(flows), "flows")
     cojobs = []
     for i, rec in enumerate(flows):
         where = f"{field}[{i}]"
-        unknown = set(rec) - _KEYS
-        if unknown:
-            raise ConfigError(f"{where}.{sorted(unknown)[0]}", "unknown key", f"use only {sorted(_KEYS)}")
+        rec = validate.table(where, rec)
+        validate.known_keys(where, rec, _KEYS, "a flow")
         for key in ("src", "dst", "bytes"):
             if key not in rec:
                 raise ConfigError(f"{where}.{key}", "missing", "give src, dst and bytes for every flow")
-        src, dst, size = rec["src"], rec["dst"], rec["bytes"]
-        start, priority = rec.get("start_s", 0.0), rec.get("priority", 0)
-        for key, host in (("src", src), ("dst", dst)):
-            if not isinstance(host, int) or not 0 <= host < n_hosts:
-                raise ConfigError(f"{where}.{key}", f"host {host!r} does not exist",
-                                  f"use a host number in 0..{n_hosts - 1}")
+        src, dst = (validate.integer(f"{where}.{key}", rec[key], low=0, high=n_hosts - 1,
+                                     fix=f"use a host number in 0..{n_hosts - 1}") for key in ("src", "dst"))
         if src == dst:
             raise ConfigError(where, f"src and dst are both host {src}", "a flow must cross the network")
-        if not isinstance(size, int) or size <= 0:
-            raise ConfigError(f"{where}.bytes", f"must be a positive integer, got {size!r}", "give the size in bytes")
-        if not isinstance(start, (int, float)) or start < 0:
-            raise ConfigError(f"{where}.start_s", f"must be >= 0 seconds, got {start!r}", "give the start time in seconds")
-        if not isinstance(priority, int) or priority < 0:
-            raise ConfigError(f"{where}.priority", f"must be a class >= 0, got {priority!r}", "0 is the highest class")
+        size = _BYTES.check(f"{where}.bytes", rec["bytes"])
+        start = _START.check(f"{where}.start_s", rec.get("start_s", 0.0))
+        priority = _PRIORITY.check(f"{where}.priority", rec.get("priority", 0))
         job = Job(i, (src, dst), 0.0, Sync(phases=((Flow(src, dst, size),),), pattern="explicit"))
         cojobs.append(Cojob(i, float(start), (job,), (Stage(1, (i,)),), priority=priority))
     return Workload(tuple(cojobs), n_hosts=n_hosts, source={"kind": "flows", "flows": len(cojobs),

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ConfigError
+from .. import validate
 
 __all__ = ["ModelProfile", "MODELS", "get_model", "BYTES_PER_PARAMETER"]
 
@@ -99,7 +99,4 @@ MODELS: dict[str, ModelProfile] = {m.name: m for m in (
 
 def get_model(name: str, field: str = "workload.model") -> ModelProfile:
     """The profile called ``name``; a :class:`ConfigError` naming ``field`` if unknown."""
-    try:
-        return MODELS[name]
-    except (KeyError, TypeError):
-        raise ConfigError(field, f"unknown model {name!r}", f"use one of {sorted(MODELS)}") from None
+    return MODELS[validate.choice(field, name, MODELS, "model")]

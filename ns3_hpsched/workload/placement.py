@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import validate
 from ..errors import ConfigError
 from .spec import Stage
 
@@ -48,12 +49,9 @@ class Cluster:
 
     def __init__(self, n_hosts: int, gpus_per_host: int = 1, policy: str = "packed",
                  rng: np.random.Generator | None = None) -> None:
-        if not isinstance(gpus_per_host, int) or isinstance(gpus_per_host, bool) or gpus_per_host < 1:
-            raise ConfigError("workload.gpus_per_host", f"must be a positive integer, got {gpus_per_host!r}",
-                              "e.g. 1, 4 or 8")
-        if policy not in PLACEMENTS:
-            raise ConfigError("workload.placement", f"unknown placement {policy!r}",
-                              f"use one of {list(PLACEMENTS)}")
+        validate.integer("workload.gpus_per_host", gpus_per_host, low=1, fix="e.g. 1, 4 or 8")
+        validate.size("workload.gpus_per_host", n_hosts * gpus_per_host, "GPU slots (hosts x gpus_per_host)")
+        validate.choice("workload.placement", policy, PLACEMENTS, "placement")
         if policy == "random" and rng is None:
             raise ValueError("the random placement needs a numpy Generator")
         self.n_hosts = n_hosts

@@ -12,12 +12,15 @@ whole search.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import validate
 from ..errors import ConfigError
+from ..validate import MAX_SECONDS
 from .spec import Stage
 
 __all__ = ["kept", "stage_iterations", "Bracket", "hyperband_brackets", "successive_halving",
@@ -40,7 +43,7 @@ def stage_iterations(iterations: int | Sequence[int], eta: float, stages: int,
     halving intends. Non-integer products are rounded to the nearest integer.
     """
     if isinstance(iterations, int) and not isinstance(iterations, bool):
-        values = [round(iterations * eta ** k) for k in range(stages)]
+        values = [_grown(iterations, eta, k) for k in range(stages)]
     elif isinstance(iterations, (list, tuple)):
         values = list(iterations)
         if len(values) != stages:
@@ -51,10 +54,18 @@ def stage_iterations(iterations: int | Sequence[int], eta: float, stages: int,
                           "e.g. 2 (then 2*eta, 2*eta^2, ...) or [2, 4, 8]")
     explicit = isinstance(iterations, (list, tuple))
     for k, value in enumerate(values):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ConfigError(f"{field}[{k}]" if explicit else field,
-                              f"stage {k} would run {value!r} iterations", "use integers >= 1")
+        validate.integer(f"{field}[{k}]" if explicit else field, value, low=1,
+                         fix=f"stage {k} must run an integer number of iterations >= 1")
     return tuple(values)
+
+
+def _grown(first: int, eta: float, k: int) -> int | float:
+    """``first * eta**k`` rounded, or the float itself when it is not finite (refused by the caller)."""
+    try:
+        value = first * eta ** k
+    except OverflowError:
+        return float("inf")
+    return round(value) if math.isfinite(value) else value
 
 
 @dataclass(frozen=True)
@@ -73,11 +84,9 @@ def hyperband_brackets(max_resource: int, eta: int = 3) -> list[Bracket]:
     n = ceil(B / R * eta^s / (s + 1)) configurations at r = R * eta^-s resource and runs
     successive halving: round i keeps floor(n * eta^-i) of them at r * eta^i.
     """
-    if not isinstance(eta, int) or isinstance(eta, bool) or eta < 2:
-        raise ConfigError("workload.eta", f"Hyperband needs an integer eta >= 2, got {eta!r}", "e.g. 3")
-    if not isinstance(max_resource, int) or isinstance(max_resource, bool) or max_resource < 1:
-        raise ConfigError("workload.max_resource", f"must be a positive integer, got {max_resource!r}",
-                          "e.g. 81 (iterations of the longest stage, in units)")
+    validate.integer("workload.eta", eta, low=2, fix="Hyperband needs an integer eta >= 2, e.g. 3")
+    validate.integer("workload.max_resource", max_resource, low=1,
+                     fix="e.g. 81 (iterations of the longest stage, in units)")
     s_max = 0
     while eta ** (s_max + 1) <= max_resource:
         s_max += 1
@@ -153,18 +162,14 @@ def arrival_times(count: int, rng: np.random.Generator, *, times: Sequence[float
         raise ConfigError("workload.arrivals", "both arrivals and arrival_rate are given",
                           "give explicit times or a Poisson rate, not both")
     if times is not None:
+        times = validate.sequence("workload.arrivals", times, "a list of arrival times (seconds)")
         if len(times) != count:
             raise ConfigError("workload.arrivals", f"lists {len(times)} times for {count} cojobs",
                               "give one arrival time per cojob")
-        if any(not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 <= t < float("inf")
-               for t in times):
-            raise ConfigError("workload.arrivals", f"times must be finite seconds >= 0, got {list(times)}",
-                              "e.g. [0.0, 0.5]")
-        return tuple(float(t) for t in times)
+        return tuple(validate.number(f"workload.arrivals[{g}]", t, low=0.0, high=MAX_SECONDS,
+                                     fix="finite seconds >= 0, e.g. [0.0, 0.5]") for g, t in enumerate(times))
     if rate is not None:
-        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not 0 < rate < float("inf"):
-            raise ConfigError("workload.arrival_rate", f"must be a positive number, got {rate!r}",
-                              "cojobs per second, e.g. 2.0")
+        validate.number("workload.arrival_rate", rate, low=0.0, low_open=True, fix="cojobs per second, e.g. 2.0")
         gaps = rng.exponential(1.0 / rate, size=max(count - 1, 0))
         return (0.0, *(float(t) for t in np.cumsum(gaps)))[:count]
     return (0.0,) * count

@@ -32,9 +32,10 @@ import numpy as np
 
 from ...errors import ConfigError
 from ...topology import Topology
-from .transport import Transport
+from ...validate import MAX_RATE_BPS, MAX_SECONDS, Flag, Number
+from .transport import UINT32_MAX, Transport
 
-__all__ = ["RdmaTransport", "KMIN_BYTES_PER_GBPS", "KMAX_BYTES_PER_GBPS", "PAUSE_FRAME_BYTES"]
+__all__ = ["RdmaTransport", "RDMA_OPTIONS", "KMIN_BYTES_PER_GBPS", "KMAX_BYTES_PER_GBPS", "PAUSE_FRAME_BYTES"]
 
 #: DCQCN marking thresholds per Gb/s of port rate (HPCC simulator config, see module doc).
 KMIN_BYTES_PER_GBPS = 4_000
@@ -46,6 +47,25 @@ RDMA_UDP_IP_HEADER_BYTES = 16 + 8 + 20
 #: Frames that may still arrive after a PAUSE is decided, besides those on the wire: the
 #: one being serialised upstream, the one in its device queue, and one of slack.
 _COMMITTED_FRAMES = 3
+
+_SECONDS = Number(low=0.0, low_open=True, high=MAX_SECONDS, fix="seconds; see RdmaTransport's documented defaults")
+_RATE = Number(low=0.0, low_open=True, high=MAX_RATE_BPS, fix="bits per second; see RdmaTransport's defaults")
+_COUNT = Number(integer=True, low=1, high=UINT32_MAX, fix="see RdmaTransport's documented defaults")
+_BYTES = Number(integer=True, low=1, high=UINT32_MAX, optional=True,
+                fix="give bytes, or leave unset for the rate-scaled default")
+#: Options of ``[transport] kind = "rdma"``: RdmaTransport's fields and their rules.
+RDMA_OPTIONS: dict[str, Number | Flag] = {
+    "ack_interval_packets": _COUNT, "rto_s": _SECONDS, "nack_interval_s": _SECONDS, "dcqcn": Flag(),
+    "kmin_bytes": _BYTES, "kmax_bytes": _BYTES,
+    "pmax": Number(low=0.0, low_open=True, high=1.0, fix="a marking probability, e.g. 0.2"),
+    "g": Number(low=0.0, low_open=True, high=1.0, high_open=True, fix="DCQCN uses 1/256"),
+    "alpha_timer_s": _SECONDS, "rate_timer_s": _SECONDS,
+    "byte_counter_bytes": Number(integer=True, low=1, fix="bytes, e.g. 10000000"),
+    "fast_recovery_steps": _COUNT, "rate_ai_bps": _RATE, "rate_hai_bps": _RATE, "min_rate_bps": _RATE,
+    "cnp_interval_s": _SECONDS, "pfc": Flag(),
+    "pfc_xoff_bytes": _BYTES,
+    "pfc_xon_bytes": Number(integer=True, low=0, high=UINT32_MAX, optional=True, fix="leave unset for XOFF - 2 MTU"),
+}
 
 
 @dataclass
@@ -120,23 +140,8 @@ class RdmaTransport(Transport):
     _mtu: int = field(default=9000, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for name in ("ack_interval_packets", "byte_counter_bytes", "fast_recovery_steps"):
-            _check(name, getattr(self, name), int, low=1)
-        for name in ("rto_s", "nack_interval_s", "alpha_timer_s", "rate_timer_s", "cnp_interval_s",
-                     "rate_ai_bps", "rate_hai_bps", "min_rate_bps"):
-            _check(name, getattr(self, name), float, low=0, strict=True)
-        for name in ("dcqcn", "pfc"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"transport.{name}", f"must be true or false, got {getattr(self, name)!r}")
-        for name in ("kmin_bytes", "kmax_bytes", "pfc_xoff_bytes"):
-            if getattr(self, name) is not None:
-                _check(name, getattr(self, name), int, low=1)
-        if self.pfc_xon_bytes is not None:
-            _check("pfc_xon_bytes", self.pfc_xon_bytes, int, low=0)
-        if not (isinstance(self.pmax, (int, float)) and 0 < self.pmax <= 1):
-            raise ConfigError("transport.pmax", f"must be in (0, 1], got {self.pmax!r}", "e.g. 0.2")
-        if not (isinstance(self.g, (int, float)) and 0 < self.g < 1):
-            raise ConfigError("transport.g", f"must be in (0, 1), got {self.g!r}", "DCQCN uses 1/256")
+        for name, rule in RDMA_OPTIONS.items():
+            rule.check(f"transport.{name}", getattr(self, name))
         if self.kmin_bytes is not None and self.kmax_bytes is not None and self.kmin_bytes >= self.kmax_bytes:
             raise ConfigError("transport.kmin_bytes", f"must be below kmax_bytes ({self.kmax_bytes}), "
                               f"got {self.kmin_bytes}", "e.g. 4 KB and 16 KB per Gb/s")
@@ -231,13 +236,3 @@ class RdmaTransport(Transport):
                 "ecn_k_default": "Kmin 4 KB, Kmax 16 KB per Gb/s of the port (HPCC simulator)",
                 "control_class": 0, "encapsulation": "UDP (proto 17) + 16 B RDMA header"}
 
-
-def _check(name: str, value, kind: type, *, low: float, strict: bool = False) -> None:
-    """Raise ConfigError unless ``value`` is a ``kind`` (ints pass as floats) above ``low``."""
-    ok_type = isinstance(value, int) and not isinstance(value, bool) if kind is int else (
-        isinstance(value, (int, float)) and not isinstance(value, bool))
-    ok = ok_type and (value > low if strict else value >= low)
-    if not ok:
-        bound = f"> {low}" if strict else f">= {low}"
-        raise ConfigError(f"transport.{name}", f"must be a {'integer' if kind is int else 'number'} {bound}, "
-                          f"got {value!r}", "see RdmaTransport's documented defaults")

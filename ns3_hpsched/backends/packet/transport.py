@@ -15,14 +15,32 @@ from dataclasses import asdict, dataclass
 
 from ...errors import ConfigError
 from ...topology import Topology
+from ...validate import MAX_SECONDS, Flag, Number, choice, known_keys, table
 
-__all__ = ["Transport", "TcpTransport", "TRANSPORTS", "make_transport"]
+__all__ = ["Transport", "TcpTransport", "TRANSPORTS", "DEFAULT_TRANSPORT", "BACKEND_OPTIONS", "TCP_OPTIONS",
+           "transport_options", "make_transport", "check_transport_table"]
 
 #: TCP+IPv4 header bytes (with timestamps option) subtracted from the MTU for the segment size.
 TCP_IP_HEADER_BYTES = 52
 #: DCTCP marking threshold at 10 Gbps: K = 65 packets of 1500 bytes (Alizadeh et al.,
 #: "Data Center TCP", SIGCOMM 2010, section 3.4); scaled linearly with the port rate.
 DCTCP_K_BYTES_AT_10G = 65 * 1500
+#: Largest value of an ns-3 ``UintegerValue`` attribute of 32 bits (buffers, windows).
+UINT32_MAX = 2**32 - 1
+
+#: Options of the ``[transport]`` table that every kind takes: the packet backend's own.
+BACKEND_OPTIONS: dict[str, Number | Flag] = {
+    "device_queue_packets": Number(integer=True, low=1, high=UINT32_MAX, fix="use 1 or 2"),
+}
+#: Options of the TCP transports (``dctcp``, ``newreno``, ``cubic``): TcpTransport's fields.
+TCP_OPTIONS: dict[str, Number | Flag] = {
+    "min_rto_s": Number(low=0.0, low_open=True, high=MAX_SECONDS, fix="seconds, e.g. 5e-3"),
+    "socket_buffer_bytes": Number(integer=True, low=1, high=UINT32_MAX, optional=True,
+                                  fix="give bytes, or leave unset for the topology's buffer_bytes"),
+    "ecn_threshold_bytes": Number(integer=True, low=1, high=UINT32_MAX, optional=True,
+                                  fix="give bytes, or leave unset for 65 x 1500 B at 10 Gbps, scaled by rate"),
+    "initial_cwnd_segments": Number(integer=True, low=1, high=UINT32_MAX, fix="e.g. 10"),
+}
 
 
 class Transport(ABC):
@@ -91,20 +109,9 @@ class TcpTransport(Transport):
     CONGESTION_CONTROL = {"dctcp": "ns3::TcpDctcp", "newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}
 
     def __post_init__(self) -> None:
-        if self.name not in self.CONGESTION_CONTROL:
-            raise ConfigError("transport.kind", f"unknown transport {self.name!r}",
-                              f"use one of {sorted(TRANSPORTS)}")
-        if not (isinstance(self.min_rto_s, (int, float)) and self.min_rto_s > 0):
-            raise ConfigError("transport.min_rto_s", f"must be a positive number of seconds, got {self.min_rto_s!r}",
-                              "e.g. 5e-3")
-        for field in ("socket_buffer_bytes", "ecn_threshold_bytes"):
-            value = getattr(self, field)
-            if value is not None and not (isinstance(value, int) and value > 0):
-                raise ConfigError(f"transport.{field}", f"must be a positive integer or None, got {value!r}",
-                                  "give bytes, or leave unset for the documented default")
-        if not (isinstance(self.initial_cwnd_segments, int) and self.initial_cwnd_segments >= 1):
-            raise ConfigError("transport.initial_cwnd_segments",
-                              f"must be an integer >= 1, got {self.initial_cwnd_segments!r}", "e.g. 10")
+        choice("transport.kind", self.name, self.CONGESTION_CONTROL, "transport")
+        for name, rule in TCP_OPTIONS.items():
+            rule.check(f"transport.{name}", getattr(self, name))
 
     def segment_bytes(self, topology: Topology) -> int:
         """TCP segment size for the topology's MTU."""
@@ -157,6 +164,19 @@ class TcpTransport(Transport):
 
 #: Transport names accepted by :func:`make_transport`.
 TRANSPORTS = (*TcpTransport.CONGESTION_CONTROL, "rdma")
+#: The transport of a scenario without ``[transport] kind``.
+DEFAULT_TRANSPORT = "dctcp"
+
+
+def transport_options(kind: str) -> dict[str, Number | Flag]:
+    """The rules of the options transport ``kind`` takes (its ``[transport]`` keys besides
+    ``kind`` and :data:`BACKEND_OPTIONS`): the one name map of transport keys."""
+    choice("transport.kind", kind, TRANSPORTS, "transport")
+    if kind == "rdma":
+        from .rdma import RDMA_OPTIONS  # imported here: rdma.py builds on this module
+
+        return RDMA_OPTIONS
+    return TCP_OPTIONS
 
 
 def make_transport(transport: str | Transport, **options) -> Transport:
@@ -166,20 +186,20 @@ def make_transport(transport: str | Transport, **options) -> Transport:
             raise ConfigError("backend", f"options {sorted(options)} given with a Transport instance",
                               "set them on the Transport instead")
         return transport
-    if transport not in TRANSPORTS:
-        raise ConfigError("transport.kind", f"unknown transport {transport!r}", f"use one of {sorted(TRANSPORTS)}")
+    known_keys("transport", options, transport_options(transport), f"kind = {transport!r}")
     if transport == "rdma":
-        from .rdma import RdmaTransport  # imported here: rdma.py builds on this module
+        from .rdma import RdmaTransport
 
-        known = {name for name, f in RdmaTransport.__dataclass_fields__.items() if f.init}
-        unknown = set(options) - known
-        if unknown:
-            raise ConfigError(f"transport.{sorted(unknown)[0]}", "unknown rdma transport option",
-                              f"use one of {sorted(known)}")
         return RdmaTransport(**options)
-    fields = set(TcpTransport.__dataclass_fields__) - {"name"}
-    unknown = set(options) - fields
-    if unknown:
-        raise ConfigError(f"transport.{sorted(unknown)[0]}", "unknown transport option",
-                          f"use one of {sorted(fields)}")
     return TcpTransport(transport, **options)
+
+
+def check_transport_table(spec: dict) -> Transport:
+    """Check a scenario's whole ``[transport]`` table (kind, every key and value) and return
+    its transport; used whatever the backend, so a fluid scenario's table is checked too."""
+    options = table("transport", spec)
+    kind = options.pop("kind", DEFAULT_TRANSPORT)
+    known_keys("transport", options, {**BACKEND_OPTIONS, **transport_options(kind)}, f"kind = {kind!r}")
+    for name, rule in BACKEND_OPTIONS.items():
+        rule.check(f"transport.{name}", options.pop(name, 1))
+    return make_transport(kind, **options)
