@@ -41,6 +41,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ConfigError
+from .monitor import MonitorSpec
 from .sched import make_policy
 from .sched.base import Policy
 from .topology import Topology, make_topology
@@ -92,6 +93,7 @@ class Scenario(_Section):
     fluid: FluidSpec = Field(default_factory=FluidSpec)
     scheduler: SchedulerSpec = Field(default_factory=SchedulerSpec)
     workload: dict[str, Any]
+    monitor: MonitorSpec | None = Field(None, exclude_if=lambda m: m is None or not m.enabled)
     base_dir: str = Field(".", exclude=True)
 
     @cached_property
