@@ -153,6 +153,10 @@ class PortMonitor
         while (begin < end)
         {
             int64_t bin = int64_t(std::floor((begin - m_start) / m_interval));
+            if (m_start + double(bin + 1) * m_interval <= begin)
+            {
+                ++bin; // begin sits on a boundary that division rounded below
+            }
             double binEnd = std::min(end, m_start + double(bin + 1) * m_interval);
             if (bin != m_openBin[k])
             {
