@@ -31,8 +31,8 @@ from .results import read_run
 
 __all__ = ["fig_queues", "fig_pfc", "fig_link_heatmap", "is_run_folder", "draw_run"]
 
-#: Queue panels drawn at most (the busiest ports by peak queue).
-MAX_QUEUE_PANELS = 6
+#: Queue panels drawn at most (the ports with the most queued bytes summed over samples).
+MAX_QUEUE_PANELS = 4
 #: Time columns of the heatmap at most (intervals are merged to fit).
 MAX_HEATMAP_COLUMNS = 300
 
@@ -63,12 +63,12 @@ def _stage_lines(ax, tables: dict[str, pd.DataFrame], scale: float = 1e3) -> Non
 
 
 def fig_queues(tables: dict[str, pd.DataFrame]) -> Figure | None:
-    """Queue length (KB) over time (ms) per class, at the ports with the highest peaks."""
+    """Queue length (KB) over time (ms) per class, at the ports whose queues held the most."""
     queues = tables.get("queues")
     if queues is None or queues.empty:
         return None
-    peaks = queues.groupby("port")["bytes"].max().sort_values(ascending=False, kind="stable")
-    ports = peaks.index[:MAX_QUEUE_PANELS].tolist()
+    held = queues.groupby("port")["bytes"].sum().sort_values(ascending=False, kind="stable")
+    ports = held.index[:MAX_QUEUE_PANELS].tolist()
     names = _port_names(tables)
     palette = _class_palette(queues["class"].unique())
     fig, axes = plt.subplots(len(ports), 1, figsize=(9, 1.9 * len(ports) + 0.6), sharex=True, squeeze=False)
@@ -82,7 +82,7 @@ def fig_queues(tables: dict[str, pd.DataFrame]) -> Figure | None:
         ax.set_title(f"port {port} ({names.get(port, '?')})", fontsize=9, loc="left")
         ax.legend(fontsize=7, loc="upper right")
     axes[-1, 0].set_xlabel("simulated time (ms)")
-    fig.suptitle("Queue length at the busiest ports, by priority class (0 = highest)")
+    fig.suptitle("Queue length at the busiest ports, by priority class (0 = highest; dotted: stage starts/ends)")
     fig.tight_layout()
     return fig
 
@@ -123,7 +123,7 @@ def fig_pfc(tables: dict[str, pd.DataFrame], end_s: float) -> Figure | None:
     ax.set_yticks(range(len(ports)), [f"{p} ({names.get(p, '?')})" for p in ports], fontsize=8)
     ax.set_xlabel("simulated time (ms)")
     ax.set_ylabel("egress port paused")
-    ax.set_title("PFC pauses: when each port's classes were stopped by its downstream switch")
+    ax.set_title("PFC pauses: when each port's classes were stopped by the next hop (dotted: stage starts/ends)")
     ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return fig
@@ -151,7 +151,7 @@ def fig_link_heatmap(tables: dict[str, pd.DataFrame]) -> Figure | None:
     ax.set_yticks(range(len(grid)), [f"{p} ({names.get(p, '?')})" for p in grid.index], fontsize=8)
     ax.set_xlabel(f"simulated time (ms; columns of {seconds * 1e6:.3g} us)")
     ax.set_ylabel("port")
-    ax.set_title("Link utilisation over time, all classes")
+    ax.set_title("Link utilisation over time, all classes (dotted: stage starts/ends)")
     fig.colorbar(image, ax=ax, label="utilisation (% of capacity)")
     fig.tight_layout()
     return fig
