@@ -27,6 +27,7 @@ import seaborn as sns
 from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
+from .errors import ConfigError
 from .results import read_run
 
 __all__ = ["fig_queues", "fig_pfc", "fig_link_heatmap", "is_run_folder", "draw_run"]
@@ -165,6 +166,9 @@ def draw_run(run_dir: Path, out_dir: Path) -> list[Path]:
                "link_utilisation.png": fig_link_heatmap(tables)}
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    if all(fig is None for fig in figures.values()):
+        raise ConfigError(str(run_dir), "has no queues, pfc or links table to draw",
+                          "add a [monitor] table to the scenario (or --set monitor.busiest=8) and run it again")
     written = []
     for name, fig in figures.items():
         if fig is not None:

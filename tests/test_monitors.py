@@ -163,6 +163,12 @@ def test_a_fluid_run_folder_gets_its_link_figure(tmp_path):
     assert [p.name for p in draw_run(out, tmp_path / "figures")] == ["link_utilisation.png"]
 
 
+def test_a_run_without_monitors_has_nothing_to_draw(tmp_path):
+    out = run_scenario(scenario_from_dict(flows_scenario(ONE_FLOW)), tmp_path / "run")
+    with pytest.raises(ConfigError, match="monitor"):
+        draw_run(out, tmp_path / "figures")
+
+
 # -- packet ---------------------------------------------------------------------------------
 
 
@@ -214,7 +220,10 @@ def test_packet_rdma_incast_pfc_events(PacketBackend):
     assert set(pfc.loc[pfc["paused"], "port"]) >= set(senders)
     for _, events in pfc.groupby(["port", "class"]):
         assert events["paused"].tolist() == [True, False] * (len(events) // 2)  # PAUSE, RESUME, ...
-    assert backend.ports_table()["drops"].sum() == 0
+    ports = backend.ports_table()
+    assert ports["drops"].sum() == 0
+    paused = pfc[pfc["paused"]].groupby("port").size().reindex(ports["port"], fill_value=0)
+    assert paused.tolist() == ports["pfc_pauses"].tolist()  # the event log agrees with the totals
     queued = tables["queues"].query("port == @bottleneck")["bytes"]
     assert xoff < queued.max() <= n * (xoff + headroom)
 
