@@ -64,12 +64,21 @@ class LinkMeter:
 
     def tables(self, end_s: float) -> dict[str, pd.DataFrame]:
         """The ``links`` table of the finished run (the fluid model has no queues or PFC)."""
+        bins, keys, nbytes = self._binned(end_s)
+        port, cls = np.divmod(keys, self._k)
+        if self._ports is None:
+            keep = np.isin(port, busiest_ports(self._backend.ports_table(), self._spec.busiest))
+            bins, port, cls, nbytes = bins[keep], port[keep], cls[keep], nbytes[keep]
+        return {"links": links_table(bins, port, cls, nbytes, self._spec, end_s,
+                                     self._backend.topology.port_capacity_bps)}
+
+    def _binned(self, end_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Bytes per (interval, key) with bytes > 0: each allocation's rates held from its time
+        to the next allocation's (the last to ``end_s``), cut to the window."""
         spec = self._spec
-        times = np.append(self._times, end_s)
-        lo = np.clip(times[:-1], spec.start_s, min(spec.stop, end_s))
-        hi = np.clip(times[1:], spec.start_s, min(spec.stop, end_s))
-        counts = np.array([len(k) for k in self._keys], dtype=np.int64)
-        seg = np.repeat(np.arange(len(counts)), counts)
+        times = np.clip(np.append(self._times, end_s), spec.start_s, min(spec.stop, end_s))
+        lo, hi = times[:-1], times[1:]
+        seg = np.repeat(np.arange(len(self._keys)), [len(k) for k in self._keys])
         keys = np.concatenate(self._keys) if self._keys else np.zeros(0, dtype=np.int64)
         rates = np.concatenate(self._rates) if self._rates else np.zeros(0)
         live = hi[seg] > lo[seg]
@@ -77,16 +86,10 @@ class LinkMeter:
         first = np.floor((lo[seg] - spec.start_s) / spec.interval_s).astype(np.int64)
         last = np.ceil((hi[seg] - spec.start_s) / spec.interval_s).astype(np.int64) - 1
         n_bins = np.maximum(last - first + 1, 0)
-        entry = np.repeat(np.arange(len(seg)), n_bins)
+        entry = np.repeat(np.arange(len(seg)), n_bins)  # one per (step, key, interval it touches)
         bins = first[entry] + np.arange(len(entry)) - np.repeat(np.cumsum(n_bins) - n_bins, n_bins)
         bin_lo = spec.start_s + bins * spec.interval_s
         overlap = np.minimum(hi[seg][entry], bin_lo + spec.interval_s) - np.maximum(lo[seg][entry], bin_lo)
         frame = pd.DataFrame({"bin": bins, "key": keys[entry], "bytes": rates[entry] * overlap / 8})
         frame = frame[frame["bytes"] > 0].groupby(["bin", "key"], as_index=False)["bytes"].sum()
-        port, cls = np.divmod(frame["key"].to_numpy(), self._k)
-        if self._ports is None:
-            keep = np.isin(port, busiest_ports(self._backend.ports_table(), spec.busiest))
-            frame, port, cls = frame[keep], port[keep], cls[keep]
-        links = links_table(frame["bin"].to_numpy(), port, cls, frame["bytes"].to_numpy(), spec, end_s,
-                            self._backend.topology.port_capacity_bps)
-        return {"links": links}
+        return frame["bin"].to_numpy(), frame["key"].to_numpy(), frame["bytes"].to_numpy()
