@@ -243,8 +243,9 @@ def test_packet_lone_flow_uses_the_whole_link(PacketBackend):
 
 
 @pytest.mark.packet
-def test_monitor_demo_scenario_writes_tables_and_figures(tmp_path):
-    """The shipped demo: queues, pfc and links land in the run folder, and all three figures draw."""
+def test_monitor_demo_scenario_writes_tables_and_figures(PacketBackend, tmp_path):
+    """The shipped demo: queues, pfc and links land in the run folder, and all three figures draw.
+    (The fixture loads ns-3 once for the session, outside the test's own time.)"""
     out = run_scenario(load_scenario("monitor-demo"), tmp_path / "run")
     tables, _ = read_run(out)
     for name in ("queues", "pfc", "links"):
