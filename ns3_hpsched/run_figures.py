@@ -130,13 +130,13 @@ def fig_pfc(tables: dict[str, pd.DataFrame], end_s: float) -> Figure | None:
     return fig
 
 
-def fig_link_heatmap(tables: dict[str, pd.DataFrame]) -> Figure | None:
-    """Utilisation (all classes, %) of each monitored port over time."""
+def fig_link_heatmap(tables: dict[str, pd.DataFrame], start_s: float = 0.0) -> Figure | None:
+    """Utilisation (all classes, %) of each monitored port over time, from the window's ``start_s``."""
     links = tables.get("links")
     if links is None or links.empty:
         return None
     width = float((links["interval_end_s"] - links["interval_start_s"]).max())
-    t0, t1 = float(links["interval_start_s"].min()), float(links["interval_end_s"].max())
+    t0, t1 = start_s, float(links["interval_end_s"].max())
     merge = max(1, int(np.ceil((t1 - t0) / width / MAX_HEATMAP_COLUMNS)))
     column = ((links["interval_start_s"] - t0) / (width * merge)).round(6).astype(int)
     seconds = width * merge
@@ -162,8 +162,9 @@ def draw_run(run_dir: Path, out_dir: Path) -> list[Path]:
     """Write the PNGs of the run at ``run_dir`` into ``out_dir``; return their paths."""
     tables, manifest = read_run(run_dir)
     end_s = float(manifest.get("sim_end_s", 0.0))
+    start_s = float((manifest["scenario"].get("monitor") or {}).get("start_s", 0.0))
     figures = {"queues.png": fig_queues(tables), "pfc.png": fig_pfc(tables, end_s),
-               "link_utilisation.png": fig_link_heatmap(tables)}
+               "link_utilisation.png": fig_link_heatmap(tables, start_s)}
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if all(fig is None for fig in figures.values()):
