@@ -6,12 +6,13 @@ in one process, after a warm-up run, alternating monitoring off and on three tim
 noise of the machine; the on/off ratio of median CPU seconds is the monitors' cost.
 Reported per run: simulator events (the monitors add one per interval), wall and CPU
 seconds of the simulation alone (the build and the fluid pass that picks the busiest ports
-are not timed), events per wall second, and the rows the monitors wrote. Results are the same with and without monitors (checked: the
-stages table is identical), so the runs simulate the same thing.
+are not timed), events per wall second, and the rows the monitors wrote. The stages table
+is checked identical with and without monitors: the runs simulate the same thing.
 
 Monitoring off builds nothing (the ``[monitor]`` table is absent); its only trace in the
 simulator is one empty-callback test per PFC frame, so off is today's speed by
-construction, and the off/off ratio shows what "nothing measurable" means here.
+construction (measured against main before the merge: 0.73 vs 0.74 CPU s per run, inside
+the noise); the spread of the off runs shows what "nothing measurable" means here.
 
 Usage: ``python benchmarks/bench_monitors.py [packet|fluid|all]``.
 """
