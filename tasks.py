@@ -110,15 +110,21 @@ def sweep(c, scenario, grid=None, scheduler=None, seed=None, store=None, workers
                  f"the first with: {report.first_error}")
 
 
-@task(help={"store": "result store folder written by invoke sweep", "out": "folder for the figures",
+@task(help={"store": "result store folder written by invoke sweep, or one run's folder (monitor figures)",
+            "out": "folder for the figures (default: STORE/figures; for a run folder RUN-figures)",
             "load": "grid parameter that is the load (default: the one that varies)"})
 @_fail_cleanly
 def analyze(c, store, out=None, load=None):
-    """Draw the figures of a result store as PNG files, and list them."""
+    """Draw the figures of a result store (or of one run folder's monitors) as PNG files, and list them."""
     from pathlib import Path
 
     from ns3_hpsched.plots import analyze as draw
+    from ns3_hpsched.run_figures import draw_run, is_run_folder
 
+    if is_run_folder(Path(store)):  # one run: queues, PFC pauses, link use ([monitor])
+        for path in draw_run(Path(store), Path(out or f"{Path(store)}-figures")):
+            print(path)
+        return
     for path in draw(Path(store), Path(out or Path(store) / "figures"), load=load):
         print(path)
 

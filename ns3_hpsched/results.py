@@ -81,6 +81,28 @@ SCHEMA: dict[str, dict[str, str]] = {
         "pfc_pauses": "PFC PAUSE frames the port received (its egress stopped a class), summed over classes (RDMA only)",
         "pfc_paused_s": "seconds the port's classes spent paused by PFC, summed over classes (RDMA only)",
     },
+    "queues": {
+        "time_s": "sampling time ([monitor]: every interval_s in the window; packet backend only)",
+        "port": "monitored port (ports.port)",
+        "class": "priority class (band of the port's strict-priority queue disc, 0 highest)",
+        "bytes": "bytes queued in the band (a row is left out while the band is and was empty)",
+        "packets": "packets queued in the band",
+    },
+    "pfc": {
+        "time_s": "time a PFC PAUSE or RESUME frame reached the port (every one in the window; RDMA only)",
+        "port": "egress port stopped or restarted (ports.port; the sender of the paused traffic)",
+        "class": "priority class paused or resumed",
+        "paused": "true for PAUSE (the class stops), false for RESUME",
+    },
+    "links": {
+        "interval_start_s": "start of the interval (start_s + i * interval_s of [monitor])",
+        "interval_end_s": "end of the interval (cut at the window's stop and the run's end)",
+        "port": "monitored port (ports.port)",
+        "class": "priority class of the bytes",
+        "bytes": "bytes the class sent on the port in the interval (packet: frames on the wire, pro rata "
+                 "to their serialisation; fluid: payload); rows with no bytes are left out",
+        "utilisation": "bytes * 8 / (interval length * port capacity): the class's share of the link",
+    },
 }
 
 

@@ -13,6 +13,7 @@ import pandas as pd
 from . import __version__
 from .backends.base import Backend
 from .driver import Records, play
+from .monitor import plan_monitors
 from .results import RUN_ID_KEY, write_run
 from .scenario import Scenario
 from .store import run_hash
@@ -60,10 +61,13 @@ def make_backend(scenario: Scenario) -> Backend:
     return PacketBackend(topology, n_classes=n_classes, seed=scenario.seed, transport=kind, **params)
 
 
-def simulate(scenario: Scenario) -> tuple[Records, dict, pd.DataFrame]:
-    """Run ``scenario``; return its records, its manifest (``run.json``) and the ports table."""
+def simulate(scenario: Scenario) -> tuple[Records, dict, dict[str, pd.DataFrame]]:
+    """Run ``scenario``; return its records, its manifest (``run.json``) and the backend's
+    tables (``ports``, plus ``queues``/``pfc``/``links`` when ``[monitor]`` asks)."""
     workload = scenario.built_workload
+    plan = plan_monitors(scenario)
     backend = make_backend(scenario)
+    monitors = plan.attach(backend) if plan else None
     started = time.perf_counter()
     records = play(workload, backend, scenario.built_policy,
                    control_delay_s=scenario.scheduler.control_delay_s)
@@ -85,14 +89,15 @@ def simulate(scenario: Scenario) -> tuple[Records, dict, pd.DataFrame]:
         "events": stats.events,
         "decisions": records.decisions,
     }
-    return records, manifest, backend.ports_table()
+    tables = {"ports": backend.ports_table(), **(monitors.tables(stats.end_s) if monitors else {})}
+    return records, manifest, tables
 
 
 def run_scenario(scenario: Scenario, out_dir: Path | str) -> Path:
     """Run ``scenario`` and write its results folder (Parquet tables + run.json) atomically."""
-    records, manifest, ports = simulate(scenario)
+    records, manifest, backend_tables = simulate(scenario)
     tables = {"flows": records.flows, "coflows": records.coflows, "stages": records.stages,
-              "jobs": records.jobs, "ports": ports}
+              "jobs": records.jobs, **backend_tables}
     return write_run(out_dir, tables, manifest)
 
 

@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from . import validate
 from .backends.packet.transport import DEFAULT_TRANSPORT, Transport, check_transport_table
 from .errors import ConfigError
+from .monitor import MonitorSpec
 from .sched import make_policy
 from .sched.base import Policy
 from .topology import Topology, make_topology
@@ -103,6 +104,7 @@ class Scenario(_Section):
     fluid: FluidSpec = Field(default_factory=FluidSpec)
     scheduler: SchedulerSpec = Field(default_factory=SchedulerSpec)
     workload: dict[str, Any]
+    monitor: MonitorSpec | None = Field(None, exclude_if=lambda m: m is None or not m.enabled)
     base_dir: str = Field(".", exclude=True)
 
     @cached_property

@@ -24,6 +24,7 @@
 #include "ns3/point-to-point-net-device.h"
 #include "ns3/tag.h"
 
+#include <functional>
 #include <vector>
 
 namespace hpsched
@@ -139,6 +140,12 @@ class Pfc
         return m_pauses[Index(port, band)];
     }
 
+    /// Call ``observer(egress port, band, pause)`` for every PAUSE/RESUME frame applied (monitors.h).
+    void SetObserver(std::function<void(uint32_t, uint32_t, bool)> observer)
+    {
+        m_observer = std::move(observer);
+    }
+
     /// Bytes of a PAUSE frame (IEEE 802.1Qbb: a minimum-size Ethernet frame).
     static constexpr uint32_t PAUSE_FRAME_BYTES = 64;
 
@@ -224,6 +231,10 @@ class Pfc
             m_pausedS[i] += now - m_pausedSince[i];
         }
         q->SetPaused(pause);
+        if (m_observer)
+        {
+            m_observer(up, band, pause);
+        }
         if (!pause)
         {
             m_fabric.GetQueueDisc(up)->Run(); // restart a port that had nothing else to send
@@ -240,6 +251,7 @@ class Pfc
     std::vector<double> m_pausedSince;
     std::vector<double> m_pausedS;
     std::vector<ns3::Time> m_signalDelay;
+    std::function<void(uint32_t, uint32_t, bool)> m_observer;
 };
 
 } // namespace hpsched

@@ -138,6 +138,12 @@ class RdmaFlows
         return m_pfc ? m_pfc->Pauses(port, band) : 0;
     }
 
+    /// The PFC state of the fabric (nullptr without PFC).
+    Pfc* GetPfc() const
+    {
+        return m_pfc.get();
+    }
+
     /// Retransmitted data bytes (go-back-N) over all flows.
     uint64_t RetransmittedBytes() const
     {
