@@ -40,6 +40,8 @@ CASE_SECONDS = 5.0
 KINDS = ("scenario", "--set", "workload JSON", "HPCC topology", "HPCC flows", "FB trace")
 #: Fields where +inf is a documented value ("never").
 INF_FIELDS = {"theta_bytes"}
+#: Fields that take one value or a list of them (``iterations = 3`` or one per stage; a model or a mix).
+SCALAR_OR_LIST = {"iterations", "model"}
 
 
 @dataclass
@@ -91,6 +93,8 @@ def verdict(key: str, old: Any, new: Any, known: bool = True) -> bool | None:
         return True
     if isinstance(old, str) and not isinstance(new, str):
         return True
+    if isinstance(old, list) and key in SCALAR_OR_LIST and not isinstance(new, (list, dict)):
+        return None
     if isinstance(old, (list, dict)) and type(new) is not type(old):
         return True
     return None
