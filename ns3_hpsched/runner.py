@@ -26,7 +26,7 @@ def make_backend(scenario: Scenario) -> Backend:
         from .backends.fluid import FluidBackend
 
         return FluidBackend(topology, n_classes=n_classes, seed=scenario.seed,
-                            latency=scenario.fluid.latency)
+                            latency=scenario.fluid.latency, transport=scenario.transport.kind)
     from .backends.packet import PacketBackend
 
     params = scenario.transport.model_dump()

@@ -4,8 +4,11 @@ A fluid flow is pure bandwidth: without this term a 1-byte flow would finish at 
 With it (the default), a flow of ``size`` bytes on a path of ports ``p_1 .. p_h`` that
 starts at ``t0``:
 
-1. sends nothing for one base RTT of its path, ``2 * sum(delay(p_i))`` (the TCP
-   handshake: SYN, SYN-ACK, then the first data segment leaves with the ACK);
+1. waits for its transport's start-up (:func:`startup_s`): TCP (``dctcp``, ``newreno``,
+   ``cubic``) sends nothing for one base RTT of its path, ``2 * sum(delay(p_i))`` (the
+   handshake: SYN, SYN-ACK, then the first data segment leaves with the ACK); RDMA
+   (``rdma``: a queue pair already connected, DCQCN starting at line rate) sends its
+   first byte at once;
 2. then takes its share of bandwidth from the allocator until its last byte has left
    the sender at ``t_end``;
 3. and is reported finished at ``t_end + sum(delay(p_i)) + sum_{i>=2} min(mtu, size) * 8 / C(p_i)``:
@@ -14,18 +17,40 @@ starts at ``t0``:
 
 Ignored (see the README's fluid section): slow start, queueing delay, losses, ACK
 clocking and header bytes.
+
+The transport names are the packet backend's (``scenario.transport.kind``), so one
+scenario means the same start-up on either backend.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["handshake_s", "delivery_s"]
+from ...errors import ConfigError
+
+__all__ = ["STARTUP_RTTS", "check_transport", "handshake_s", "startup_s", "delivery_s"]
+
+#: Base RTTs a new flow waits before its first byte, per transport kind.
+STARTUP_RTTS: dict[str, int] = {"dctcp": 1, "newreno": 1, "cubic": 1, "rdma": 0}
+
+
+def check_transport(transport: str) -> str:
+    """``transport`` if it is a known transport kind, else a :class:`ConfigError`."""
+    if transport not in STARTUP_RTTS:
+        raise ConfigError("transport.kind", f"unknown transport {transport!r}",
+                          f"use one of {sorted(STARTUP_RTTS)}")
+    return transport
 
 
 def handshake_s(path: tuple[int, ...], port_delay_s: np.ndarray) -> float:
-    """Base RTT of a path: the time before a new flow's first byte is sent."""
+    """Base RTT of a path: what a TCP handshake costs before the first byte is sent."""
     return 2.0 * float(port_delay_s[list(path)].sum())
+
+
+def startup_s(path: tuple[int, ...], port_delay_s: np.ndarray, transport: str = "dctcp") -> float:
+    """Time from a flow's start to its first byte: :data:`STARTUP_RTTS` base RTTs."""
+    rtts = STARTUP_RTTS[transport]
+    return rtts * handshake_s(path, port_delay_s) if rtts else 0.0
 
 
 def delivery_s(paths: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarray,
