@@ -62,7 +62,7 @@ def summary(run_dir: Path, rows: int = 20) -> str:
     """A short text summary of a results folder: per-stage SCT, or per-flow FCT for flow lists."""
     tables, manifest = read_run(run_dir)
     stages, flows, coflows = tables["stages"], tables["flows"], tables["coflows"]
-    if manifest["workload"].get("kind") != "flows":
+    if manifest["workload"].get("kind") not in ("flows", "size_cdf"):
         view = stages[["cojob", "stage", "jobs", "iterations", "sct_s", "lower_bound_s"]].copy()
         view["sct/bound"] = view["sct_s"] / view["lower_bound_s"]
         lines = ["stages:", *_head(view, rows),

@@ -46,6 +46,7 @@ from .sched.base import Policy
 from .topology import Topology, make_topology
 from .workload import Workload, build_workload
 from .workload.flowlist import flow_list_workload
+from .workload.sizecdf import host_rates_bps
 
 __all__ = ["Scenario", "load_scenario", "scenario_names", "SCENARIO_DIR"]
 
@@ -125,7 +126,7 @@ class Scenario(_Section):
             records = read_flows(spec["path"], self.built_topology)
             return flow_list_workload(records, n_hosts, field=Path(spec["path"]).name,
                                       source={"path": spec["path"]})
-        return build_workload(spec, n_hosts, self.seed)
+        return build_workload(spec, n_hosts, self.seed, host_rate_bps=host_rates_bps(self.built_topology))
 
     @cached_property
     def built_policy(self) -> Policy:

@@ -10,19 +10,22 @@ from ..errors import ConfigError
 from .fbtrace import read_fb_trace
 from .files import read_workload, validate_workload
 from .generate import generate_search
+from .sizecdf import size_cdf_workload
 from .spec import Workload
 
 __all__ = ["build_workload", "WORKLOAD_KINDS"]
 
 #: Values of ``workload.kind``.
-WORKLOAD_KINDS: tuple[str, ...] = ("search", "file", "fb_trace")
+WORKLOAD_KINDS: tuple[str, ...] = ("search", "file", "fb_trace", "size_cdf")
 
 _SEARCH_KEYS = tuple(p for p in inspect.signature(generate_search).parameters if p not in ("n_hosts", "seed"))
 _FILE_KEYS = ("path",)
 _TRACE_KEYS = ("path", "max_coflows", "bytes_scale")
+_CDF_KEYS = ("cdf", "load", "duration_s", "n_flows", "classes")
 
 
-def build_workload(spec: dict, n_hosts: int, seed: int, base_dir: str | Path | None = None) -> Workload:
+def build_workload(spec: dict, n_hosts: int, seed: int, base_dir: str | Path | None = None,
+                   host_rate_bps=None) -> Workload:
     """Build the workload a scenario's ``[workload]`` table describes, and validate it.
 
     Parameters
@@ -36,6 +39,9 @@ def build_workload(spec: dict, n_hosts: int, seed: int, base_dir: str | Path | N
     base_dir:
         Folder that relative ``path`` values are resolved against (the scenario file's
         folder); default the current directory.
+    host_rate_bps:
+        Uplink capacity of every host (``kind = "size_cdf"`` only: its ``load`` is a
+        fraction of it); see :func:`~ns3_hpsched.workload.sizecdf.host_rates_bps`.
 
     Keys of ``kind = "search"`` (a generated hyperparameter search)
     -----------------------------------------------------------------
@@ -99,6 +105,17 @@ def build_workload(spec: dict, n_hosts: int, seed: int, base_dir: str | Path | N
     bytes_scale : float, default 1.0
         Multiplies every flow's bytes.
 
+    Keys of ``kind = "size_cdf"`` (flow sizes from a CDF, Poisson arrivals)
+    ------------------------------------------------------------------------
+    cdf : str
+        ``"websearch"``, ``"fb_hadoop"`` (shipped with the package) or a CDF file's path.
+    load : float in (0, 1]
+        Offered load per host, as a fraction of its bandwidth.
+    duration_s : float, or n_flows : int
+        Exactly one: arrivals during this many seconds, or this many flows.
+    classes : int, default 1
+        Priority classes each flow is pinned to at random (the ``pinned`` policy applies them).
+
     Raises
     ------
     ConfigError
@@ -108,7 +125,8 @@ def build_workload(spec: dict, n_hosts: int, seed: int, base_dir: str | Path | N
         raise ConfigError("workload", f"must be a table, got {type(spec).__name__}", "add a [workload] table")
     params = dict(spec)
     kind = params.pop("kind", None)
-    allowed = {"search": _SEARCH_KEYS, "file": _FILE_KEYS, "fb_trace": _TRACE_KEYS}.get(kind)
+    allowed = {"search": _SEARCH_KEYS, "file": _FILE_KEYS, "fb_trace": _TRACE_KEYS,
+               "size_cdf": _CDF_KEYS}.get(kind)
     if allowed is None:
         raise ConfigError("workload.kind", f"unknown workload kind {kind!r}", f"use one of {list(WORKLOAD_KINDS)}")
     for key in params:
@@ -123,6 +141,8 @@ def build_workload(spec: dict, n_hosts: int, seed: int, base_dir: str | Path | N
         if "path" not in params:
             raise ConfigError("workload.path", "is missing", "give the workload file's path")
         workload = read_workload(params["path"], n_hosts)  # validated while read
+    elif kind == "size_cdf":
+        workload = size_cdf_workload(n_hosts=n_hosts, seed=seed, host_rate_bps=host_rate_bps, **params)
     elif kind == "search":
         workload = generate_search(n_hosts=n_hosts, seed=seed, **params)
         validate_workload(workload, n_hosts)
