@@ -1,7 +1,7 @@
 """Explicit flow lists as workloads: each flow is a one-flow cojob with a pinned class.
 
 This is how the packet core runs the field's plain flow lists (HPCC's ``flow.txt``, or a
-``flows = [...]`` array in a scenario): a flow ``{src, dst, bytes, start_s, priority}``
+``flows = [...]`` array in a scenario): a flow ``{src, dst, bytes, start_s, priority[, dport]}``
 becomes a cojob arriving at ``start_s`` with one job, one stage of one iteration, no
 compute, and one coflow holding the flow; ``priority`` is pinned on the cojob and the
 ``pinned`` policy applies it.
@@ -16,7 +16,7 @@ from .spec import Cojob, Flow, Job, Stage, Sync, Workload
 
 __all__ = ["flow_list_workload"]
 
-_KEYS = {"src", "dst", "bytes", "start_s", "priority"}
+_KEYS = {"src", "dst", "bytes", "start_s", "priority", "dport"}
 
 
 def flow_list_workload(flows: Sequence[Mapping], n_hosts: int, *, field: str = "workload.flows",
@@ -51,7 +51,10 @@ def flow_list_workload(flows: Sequence[Mapping], n_hosts: int, *, field: str = "
             raise ConfigError(f"{where}.start_s", f"must be >= 0 seconds, got {start!r}", "give the start time in seconds")
         if not isinstance(priority, int) or priority < 0:
             raise ConfigError(f"{where}.priority", f"must be a class >= 0, got {priority!r}", "0 is the highest class")
-        job = Job(i, (src, dst), 0.0, Sync(phases=((Flow(src, dst, size),),), pattern="explicit"))
+        dport = rec.get("dport")
+        if dport is not None and (not isinstance(dport, int) or not 0 <= dport < 65536):
+            raise ConfigError(f"{where}.dport", f"must be a port in 0..65535, got {dport!r}", "or leave it out")
+        job = Job(i, (src, dst), 0.0, Sync(phases=((Flow(src, dst, size, dport),),), pattern="explicit"))
         cojobs.append(Cojob(i, float(start), (job,), (Stage(1, (i,)),), priority=priority))
     return Workload(tuple(cojobs), n_hosts=n_hosts, source={"kind": "flows", "flows": len(cojobs),
                                                             **(source or {})})
