@@ -107,6 +107,9 @@ def crosscheck(scenario: str, schedulers: list[str] | None = None, overrides: di
     if len(failed):
         raise RuntimeError(f"{len(failed)} runs failed, e.g. {failed.iloc[0]['error']}")
     tables = load_store(store_dir)
+    if not external and base.workload.get("kind") in cc.FLOW_WORKLOADS:
+        print(cc.flow_crosscheck(tables, schedulers, store_dir), f"\nwritten to {store_dir}", sep="")
+        return store_dir
     frames = []
     for name in schedulers:
         runs = {backend: {t: tables[t][(tables[t]["scheduler"] == name) & (tables[t]["backend"] == backend)]
