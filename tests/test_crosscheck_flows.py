@@ -53,3 +53,22 @@ def test_slowdown_figure_is_written(tmp_path):
     pairs = compare_flows(_flows([2.0] * 40, np.arange(1, 41), [1.0] * 40), _flows([1.5] * 40, np.arange(1, 41), [1.0] * 40))
     path = slowdown_figure(slowdown_by_size(pairs), tmp_path / "s.png")
     assert path.stat().st_size > 1000
+
+
+@pytest.mark.packet
+def test_crosscheck_of_a_flow_workload_on_both_backends(tmp_path):
+    """`invoke crosscheck` on a size_cdf scenario: every flow paired, slowdowns >= 1 on both
+    backends, and a lone-ish small-load RDMA run agrees with fluid flow by flow."""
+    from ns3_hpsched.cli import crosscheck
+
+    scenario = tmp_path / "tiny.toml"
+    scenario.write_text('name = "tiny"\nbackend = "packet"\n[topology]\nkind = "fat_tree"\nk = 4\n'
+                        'rate_bps = 10e9\n[transport]\nkind = "rdma"\n[scheduler]\nname = "pinned"\n'
+                        '[workload]\nkind = "size_cdf"\ncdf = "fb_hadoop"\nload = 0.05\nn_flows = 40\n')
+    out = crosscheck(str(scenario), ["pinned"], {}, store=str(tmp_path / "store"))
+    pairs = pd.read_parquet(out / "crosscheck_flows.parquet")
+    slowdown = pd.read_csv(out / "crosscheck_slowdown.csv")
+    assert len(pairs) == 40 and set(slowdown["backend"]) == {"packet", "fluid"}
+    assert (slowdown[["p50", "p95", "p99"]] >= 1.0).all().all()
+    assert pd.read_csv(out / "crosscheck_summary.csv")["median_abs_error"].item() < 0.10
+    assert (out / "crosscheck_slowdown.png").stat().st_size > 1000

@@ -73,7 +73,7 @@ class FluidBackend(Backend):
         compare with a pure bandwidth model (e.g. the worked oracle of SCHEDULERS.md).
     transport:
         The scenario's ``transport.kind``: sets the start-up before the first byte (one
-        base RTT for TCP kinds, none for ``rdma``; see ``latency.startup_s``).
+        base RTT and slow start for TCP kinds, none for ``rdma``; see ``latency.startup_s``).
 
     Attributes
     ----------
@@ -135,7 +135,8 @@ class FluidBackend(Backend):
             rec = self._flows.add(flow_id, src, dst, size, int(batch.priority[i]),
                                   self._coflows.index(int(batch.coflow_id[i])), path, self._now)
             if self.latency:
-                self._queue.push(self._now + startup_s(path, self._delay, self.transport), self._arrive, rec)
+                wait = startup_s(path, size, self._delay, self._capacity, self.topology.mtu_bytes, self.transport)
+                self._queue.push(self._now + wait, self._arrive, rec)
             else:
                 self._arrived.append(rec)
 
