@@ -92,7 +92,7 @@ def summary(run_dir: Path, rows: int = 20) -> str:
     """A short text summary of a results folder: per-stage SCT, or per-flow FCT for flow lists."""
     tables, manifest = read_run(run_dir)
     stages, flows, coflows = tables["stages"], tables["flows"], tables["coflows"]
-    if manifest["workload"].get("kind") != "flows":
+    if manifest["workload"].get("kind") not in ("flows", "size_cdf"):
         view = stages[["cojob", "stage", "jobs", "iterations", "sct_s", "lower_bound_s"]].copy()
         view["sct/bound"] = view["sct_s"] / view["lower_bound_s"]
         lines = ["stages:", *_head(view, rows),
@@ -137,6 +137,9 @@ def crosscheck(scenario: str, schedulers: list[str] | None = None, overrides: di
     if len(failed):
         raise RuntimeError(f"{len(failed)} runs failed, e.g. {failed.iloc[0]['error']}")
     tables = load_store(store_dir)
+    if not external and base.workload.get("kind") in cc.FLOW_WORKLOADS:
+        print(cc.flow_crosscheck(tables, schedulers, store_dir), f"\nwritten to {store_dir}", sep="")
+        return store_dir
     frames = []
     for name in schedulers:
         runs = {backend: {t: tables[t][(tables[t]["scheduler"] == name) & (tables[t]["backend"] == backend)]

@@ -12,6 +12,12 @@ CSV with the key columns of one level and its durations --
 * coflow level: ``cojob, job, stage, iteration, phase, cct_s``
 
 (``finish_s`` may stand in for the duration column; it is then compared as a time).
+
+Flow workloads (kinds ``flows``, ``hpcc_flows``, ``size_cdf``: one one-flow cojob per
+flow) are compared flow by flow instead (:func:`compare_flows`), matched on ``cojob``
+(the flow's index in its list): the per-flow FCT error, and each backend's FCT
+*slowdown* (FCT / standalone FCT, at least 1) per flow-size bucket as HPCC's analysis
+script reports it (:func:`slowdown_by_size`: 5% size-percentile buckets, p50/p95/p99).
 """
 
 from __future__ import annotations
@@ -23,13 +29,16 @@ import pandas as pd
 
 from .errors import ConfigError
 
-__all__ = ["KEYS", "LEVEL_VALUE", "compare", "summarize", "read_external", "scatter"]
+__all__ = ["KEYS", "LEVEL_VALUE", "FLOW_WORKLOADS", "compare", "summarize", "read_external", "scatter",
+           "compare_flows", "summarize_flows", "slowdown_by_size", "slowdown_figure", "flow_crosscheck"]
 
 #: Join keys per level.
 KEYS = {"coflow": ["cojob", "job", "stage", "iteration", "phase"], "stage": ["cojob", "stage"]}
 #: The duration compared per level.
 LEVEL_VALUE = {"coflow": "cct_s", "stage": "sct_s"}
 _TABLE = {"coflow": "coflows", "stage": "stages"}
+#: ``workload.kind`` values whose cojobs are single flows: cross-checked flow by flow.
+FLOW_WORKLOADS = ("flows", "hpcc_flows", "size_cdf")
 
 
 def compare(packet: dict[str, pd.DataFrame], other: dict[str, pd.DataFrame], *,
@@ -122,3 +131,118 @@ def scatter(pairs: pd.DataFrame, path: Path | str, *, other_label: str = "fluid"
     grid.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(grid.figure)
     return Path(path)
+
+
+def compare_flows(packet: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """Join two runs' ``flows`` tables of a flow workload, one row per flow.
+
+    Flows are matched on ``cojob`` (each flow of a flow workload is its own cojob; flow ids
+    follow release order). Returns ``cojob, bytes, standalone_fct_s, packet_fct_s,
+    other_fct_s, rel_error`` (``(other - packet) / packet``), sorted by ``cojob``.
+    """
+    cols = ["cojob", "bytes", "standalone_fct_s", "fct_s"]
+    joined = packet[cols].merge(other[["cojob", "bytes", "fct_s"]], on="cojob", how="outer",
+                                suffixes=("_packet", "_other"), indicator=True)
+    bad = joined[(joined["_merge"] != "both") | (joined["bytes_packet"] != joined["bytes_other"])]
+    if len(bad):
+        raise ValueError(f"{len(bad)} flows differ between the runs, e.g. cojob {bad.iloc[0]['cojob']}: "
+                         "the runs did not play the same workload")
+    frame = pd.DataFrame({"cojob": joined["cojob"].astype(int), "bytes": joined["bytes_packet"].astype(int),
+                          "standalone_fct_s": joined["standalone_fct_s"].to_numpy(float),
+                          "packet_fct_s": joined["fct_s_packet"].to_numpy(float),
+                          "other_fct_s": joined["fct_s_other"].to_numpy(float)})
+    frame["rel_error"] = (frame["other_fct_s"] - frame["packet_fct_s"]) / frame["packet_fct_s"]
+    return frame.sort_values("cojob", ignore_index=True)
+
+
+def summarize_flows(pairs: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
+    """Per-flow FCT error: median and p95 of |relative error|, and the error of the mean FCT."""
+
+    def stats(g: pd.DataFrame) -> pd.Series:
+        err = g["rel_error"].abs().to_numpy()
+        return pd.Series({
+            "n": len(g),
+            "median_abs_error": float(np.median(err)),
+            "p95_abs_error": float(np.percentile(err, 95)),
+            "error_of_mean_fct": (g["other_fct_s"].mean() - g["packet_fct_s"].mean()) / g["packet_fct_s"].mean(),
+        })
+
+    if not by:
+        return stats(pairs).to_frame().T
+    return pairs.groupby(by, sort=False).apply(stats, include_groups=False).reset_index()
+
+
+def slowdown_by_size(pairs: pd.DataFrame, *, step_pct: float = 5.0, other_label: str = "fluid") -> pd.DataFrame:
+    """FCT slowdown percentiles per flow-size bucket, per backend (HPCC's ``fct_analysis.py``).
+
+    Flows are sorted by size and cut into buckets of ``step_pct`` percent of the flows each
+    (equal counts; ties in size keep flow order). Slowdown is FCT / standalone FCT, at
+    least 1. Returns one row per (backend, bucket): ``backend, bucket, size_pct`` (the
+    bucket's upper size percentile), ``max_bytes, n, p50, p95, p99``.
+    """
+    flows = pairs.sort_values(["bytes", "cojob"], kind="stable", ignore_index=True)
+    n = len(flows)
+    n_buckets = int(round(100.0 / step_pct))
+    bucket = np.minimum((np.arange(n) * n_buckets) // max(n, 1), n_buckets - 1)
+    rows = []
+    for backend, column in (("packet", "packet_fct_s"), (other_label, "other_fct_s")):
+        slowdown = np.maximum(flows[column].to_numpy() / flows["standalone_fct_s"].to_numpy(), 1.0)
+        for b in np.unique(bucket):
+            sel = bucket == b
+            p50, p95, p99 = np.percentile(slowdown[sel], [50, 95, 99])
+            rows.append({"backend": backend, "bucket": int(b), "size_pct": (b + 1) * 100.0 / n_buckets,
+                         "max_bytes": int(flows["bytes"].to_numpy()[sel].max()), "n": int(sel.sum()),
+                         "p50": p50, "p95": p95, "p99": p99})
+    return pd.DataFrame(rows)
+
+
+def slowdown_figure(table: pd.DataFrame, path: Path | str, *, title: str = "") -> Path:
+    """FCT slowdown (p50 and p99) against flow size, one line per backend and percentile."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for (backend, group), color in zip(table.groupby("backend", sort=False), ("C0", "C1", "C2")):
+        for pct, style in (("p50", "-"), ("p99", "--")):
+            ax.plot(group["max_bytes"], group[pct], style, marker="o", markersize=3, color=color,
+                    label=f"{backend} {pct}")
+    ax.set(xscale="log", yscale="log", xlabel="flow size, upper end of its size bucket (bytes)",
+           ylabel="FCT slowdown (FCT / standalone FCT)", title=title or "FCT slowdown by flow size")
+    ax.legend(fontsize="small")
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return Path(path)
+
+
+def flow_crosscheck(tables: dict[str, pd.DataFrame], schedulers: list[str], out_dir: Path | str) -> str:
+    """The flow-level cross-check of a result store holding packet and fluid runs.
+
+    Writes into ``out_dir``: ``crosscheck_flows.parquet`` (every flow with both FCTs),
+    ``crosscheck_summary.csv`` (per-flow FCT error per scheduler),
+    ``crosscheck_slowdown.csv`` (slowdown percentiles per size bucket, per backend and
+    scheduler) and ``crosscheck_slowdown.png``; returns the two tables as text.
+    """
+    out_dir = Path(out_dir)
+    flows = tables["flows"]
+    pairs, slowdowns = [], []
+    for name in schedulers:
+        run = {b: flows[(flows["scheduler"] == name) & (flows["backend"] == b)] for b in ("packet", "fluid")}
+        p = compare_flows(run["packet"], run["fluid"])
+        p.insert(0, "scheduler", name)
+        pairs.append(p)
+        slowdowns.append(slowdown_by_size(p).assign(scheduler=name))
+    pairs, slowdown = pd.concat(pairs, ignore_index=True), pd.concat(slowdowns, ignore_index=True)
+    summary = summarize_flows(pairs, by=["scheduler"])
+    pairs.to_parquet(out_dir / "crosscheck_flows.parquet", index=False)
+    summary.to_csv(out_dir / "crosscheck_summary.csv", index=False)
+    slowdown.to_csv(out_dir / "crosscheck_slowdown.csv", index=False)
+    slowdown_figure(slowdown[slowdown["scheduler"] == schedulers[0]], out_dir / "crosscheck_slowdown.png",
+                    title=f"FCT slowdown by flow size ({schedulers[0]})")
+    side = slowdown.pivot_table(index=["scheduler", "size_pct", "max_bytes"], columns="backend",
+                                values=["p50", "p99"]).reset_index()
+    side.columns = [" ".join(c).strip() for c in side.columns]
+    fmt = {"float_format": lambda v: f"{v:.3g}", "index": False}
+    return "\n".join(["per-flow FCT error (fluid vs packet):", summary.to_string(**fmt),
+                      "FCT slowdown per size bucket:", side.to_string(**fmt)])

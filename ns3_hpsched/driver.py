@@ -156,6 +156,7 @@ class Driver:
         self._stage_rows: list[dict] = []
         self._job_rows: dict[int, dict] = {}
         self._flow_info: dict[int, tuple[int, int, int, int]] = {}
+        self._given_dport: dict[int, int] = {}  # flow id -> the dport its flow list gave
 
     # -- entry point ----------------------------------------------------------------------
 
@@ -222,6 +223,8 @@ class Driver:
             flow = _FlowRun(fid, coflow_id, f.src, f.dst, f.bytes, self.topology.flow_path(fid, f.src, f.dst))
             self._flows[fid] = coflow.open_flows[fid] = flow
             self._flow_info[fid] = (coflow_id, run.spec.job, run.cojob, run.stage)
+            if f.dport is not None:
+                self._given_dport[fid] = f.dport
         if not coflow.open_flows:
             coflow.finish_s = now
             self._record_coflow(coflow)
@@ -409,7 +412,7 @@ class Driver:
         for fid, src, dst, size in rows:
             ft = flow_five_tuple(fid, src, dst)
             sports.append(ft.sport)
-            dports.append(ft.dport)
+            dports.append(self._given_dport.get(fid, ft.dport))
             ideal.append(standalone_fct_s(self.topology, src, dst, size, fid))
         return merged.assign(sport=sports, dport=dports, standalone_fct_s=ideal)
 

@@ -34,11 +34,12 @@ def run_id(scenario: Scenario) -> str:
 
 
 def _input_files(scenario: Scenario) -> dict[str, Path]:
-    """The files the scenario reads (``topology.path``, ``workload.path``, ``*_path``), by field."""
+    """The files the scenario reads (``topology.path``, ``workload.path``, ``*_path``, a
+    ``workload.cdf`` given as a file), by field."""
     files = {}
     for table, spec in (("topology", scenario.topology), ("workload", scenario.workload)):
         for key, value in spec.items():
-            if (key == "path" or key.endswith("_path")) and isinstance(value, str):
+            if (key in ("path", "cdf") or key.endswith("_path")) and isinstance(value, str):
                 path = Path(scenario.base_dir, value)  # an absolute value stays absolute
                 if path.is_file():
                     files[f"{table}.{key}"] = path
@@ -53,7 +54,7 @@ def make_backend(scenario: Scenario) -> Backend:
         from .backends.fluid import FluidBackend
 
         return FluidBackend(topology, n_classes=n_classes, seed=scenario.seed,
-                            latency=scenario.fluid.latency)
+                            latency=scenario.fluid.latency, transport=scenario.transport.kind)
     from .backends.packet import PacketBackend
 
     params = scenario.transport.model_dump()

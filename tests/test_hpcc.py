@@ -1,10 +1,12 @@
 """HPCC interchange: topology.txt and flow.txt readers, fct.txt writer, standalone FCT."""
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
 from ns3_hpsched.errors import ConfigError
-from ns3_hpsched.interchange.hpcc import read_flows, read_topology, standalone_fct_s, write_fct
+from ns3_hpsched.interchange.hpcc import FlowFileTail, read_flows, read_topology, standalone_fct_s, write_fct
 from ns3_hpsched.topology import big_switch
 
 # HPCC numbering puts the switch first here (id 0); hosts are 1..3.
@@ -38,8 +40,30 @@ def test_flows_map_to_our_hosts(tmp_path, topo):
     """flow.txt lines become records in our host numbering, pg as the priority class."""
     (tmp_path / "flow.txt").write_text(FLOWS)
     assert read_flows(tmp_path / "flow.txt", topo) == [
-        {"src": 0, "dst": 1, "bytes": 1_000_000, "start_s": 2.0, "priority": 3},
-        {"src": 2, "dst": 0, "bytes": 500, "start_s": 1e-6, "priority": 0}]
+        {"src": 0, "dst": 1, "bytes": 1_000_000, "start_s": 2.0, "priority": 3, "dport": 100},
+        {"src": 2, "dst": 0, "bytes": 500, "start_s": 1e-6, "priority": 0, "dport": 101}]
+
+
+def test_flow_file_as_hpcc_ships_it_honours_the_count(tmp_path, topo):
+    """HPCC's own mix/flow.txt: a count of 2, more flow lines, then a text note. HPCC reads
+    the count and stops; so do we, warning about the ignored tail (which names its line)."""
+    (tmp_path / "flow.txt").write_text(FLOWS + "2 3 3 100 700 3.0\n\nFirst line: # of flows\n"
+                                       "src dst priority dport size start_time\n")
+    with pytest.warns(FlowFileTail, match=r"flow\.txt:4: .*announces 2 flows; the 3 lines"):
+        records = read_flows(tmp_path / "flow.txt", topo)
+    assert [(r["src"], r["dst"], r["bytes"]) for r in records] == [(0, 1, 1_000_000), (2, 0, 500)]
+
+
+def test_fct_dports_read_back_equal_the_flow_file(tmp_path):
+    """fct.txt carries each flow's dport from flow.txt (HPCC's users join on it)."""
+    from ns3_hpsched.cli import simulate
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "hpcc"
+    out = simulate(topology=str(example / "topology.txt"), flows=str(example / "flow.txt"),
+                   overrides={"backend": "fluid"}, out=str(tmp_path / "run"))
+    given = [int(line.split()[3]) for line in (example / "flow.txt").read_text().splitlines()[1:]]
+    fct = [line.split() for line in (out / "fct.txt").read_text().splitlines()]
+    assert [int(f[3]) for f in fct] == given and set(given) == {100, 200, 300}
 
 
 def test_flow_records_become_a_pinned_flow_list(tmp_path, topo):

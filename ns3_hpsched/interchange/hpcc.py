@@ -3,9 +3,11 @@
 * ``topology.txt``: first line ``<nodes> <switches> <links>``, second line the switch
   node ids, then one link per line ``<a> <b> <rate> <delay> <error_rate>`` with rates such
   as ``100Gbps`` and delays such as ``0.001ms``. Read into :class:`HpccTopology`.
-* ``flow.txt``: first line the number of flows, then ``<src> <dst> <pg> <dport> <size>
+* ``flow.txt``: first line the number of flows N, then ``<src> <dst> <pg> <dport> <size>
   <start_s>`` per flow, ``pg`` being the priority class (0 highest). Read into flow
-  records (dicts) by :func:`read_flows`.
+  records (dicts) by :func:`read_flows`. As HPCC does, only the first N flow lines are
+  read; what follows them (HPCC's own ``mix/flow.txt`` lists more lines and a text note)
+  is ignored, with a :class:`FlowFileTail` warning.
 * ``fct.txt``: written by :func:`write_fct`, one line per flow,
   ``<sip> <dip> <sport> <dport> <size> <start_ns> <fct_ns> <standalone_fct_ns>``, the IPs
   as 8 hex digits as HPCC prints them. The addresses are *ours*, not HPCC's: host i is
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -31,7 +34,11 @@ from ..topology.ideal import FRAMING_BYTES, IP_TCP_HEADER_BYTES, standalone_fct_
 from ..workload.files import write_text_atomic
 
 __all__ = ["HpccTopology", "read_topology", "read_flows", "write_fct", "standalone_fct_s",
-           "IP_TCP_HEADER_BYTES", "FRAMING_BYTES"]
+           "FlowFileTail", "IP_TCP_HEADER_BYTES", "FRAMING_BYTES"]
+
+
+class FlowFileTail(UserWarning):
+    """A ``flow.txt`` holds lines after the flows its count announces (they are ignored)."""
 
 _RATE_UNITS = {"bps": 1.0, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9, "tbps": 1e12}
 _DELAY_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
@@ -141,14 +148,16 @@ def read_flows(path: str | os.PathLike, topology: Topology) -> list[dict]:
     """Read an HPCC ``flow.txt`` against ``topology``; errors name the file and line.
 
     Returns one record per flow, in file order: ``{"src", "dst", "bytes", "start_s",
-    "priority"}`` with hosts in *our* numbering and ``priority`` = HPCC's ``pg`` (the
-    input of :func:`ns3_hpsched.workload.flowlist.flow_list_workload`). HPCC's ``dport``
-    is checked but not kept: both backends give flow ``i`` the ports of
-    :func:`ns3_hpsched.topology.ecmp.flow_five_tuple`, which decide its ECMP path.
+    "priority", "dport"}`` with hosts in *our* numbering, ``priority`` = HPCC's ``pg`` and
+    HPCC's ``dport`` (the input of
+    :func:`ns3_hpsched.workload.flowlist.flow_list_workload`; the dport comes back in the
+    flows table and ``fct.txt``, so they join to the flow file on it).
 
     Node ids are HPCC ids when ``topology`` is an :class:`HpccTopology` (mapped to our
     numbers), else our host numbers. Each must be a host; ``src != dst``; ``pg >= 0``;
-    ``size >= 1`` bytes; ``start_s >= 0``; the count on the first line must match.
+    ``size >= 1`` bytes; ``start_s >= 0``. The first line's count N is honoured as HPCC
+    honours it: the next N lines are the flows, fewer is an error, and any lines after them
+    are ignored with a :class:`FlowFileTail` warning.
     """
     path = Path(path)
     rows = _rows(path, "workload.path")
@@ -157,6 +166,11 @@ def read_flows(path: str | os.PathLike, topology: Topology) -> list[dict]:
         raise ConfigError(f"{path.name}:1", "the first line must be the number of flows",
                           "start the file with the flow count")
     count, body = int(rows[0][1][0]), rows[1:]
+    if len(body) > count:
+        warnings.warn(f"{path.name}:{body[count][0]}: the first line announces {count} flows; "
+                      f"the {len(body) - count} lines from here on are ignored, as HPCC ignores them",
+                      FlowFileTail, stacklevel=2)
+        body = body[:count]
     flows = []
     for n, tokens in body:
         where = f"{path.name}:{n}"
@@ -183,7 +197,8 @@ def read_flows(path: str | os.PathLike, topology: Topology) -> list[dict]:
                 rule.check(where, value)
             except ConfigError as exc:
                 raise ConfigError(where, f"{column} {exc.problem}", exc.fix) from None
-        flows.append({"src": ours[0], "dst": ours[1], "bytes": size, "start_s": start_s, "priority": pg})
+        flows.append({"src": ours[0], "dst": ours[1], "bytes": size, "start_s": start_s, "priority": pg,
+                      "dport": dport})
     if len(flows) != count:
         raise ConfigError(f"{path.name}:1", f"announces {count} flows, the file has {len(flows)}",
                           "fix the count on the first line")

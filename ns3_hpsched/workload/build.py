@@ -13,6 +13,7 @@ from .fbtrace import read_fb_trace
 from .files import read_workload, validate_workload
 from .flowlist import flow_list_workload
 from .generate import generate_search
+from .sizecdf import host_rates_bps, size_cdf_workload
 from .spec import Workload
 
 __all__ = ["build_workload", "WORKLOAD_KINDS"]
@@ -33,6 +34,9 @@ def build_workload(spec: dict, n_hosts: int, seed: int, base_dir: str | Path | N
     base_dir:
         Folder that relative ``path`` values are resolved against (the scenario file's
         folder); default the current directory.
+    host_rate_bps:
+        Uplink capacity of every host (``kind = "size_cdf"`` only: its ``load`` is a
+        fraction of it); see :func:`~ns3_hpsched.workload.sizecdf.host_rates_bps`.
 
     Keys of ``kind = "search"`` (a generated hyperparameter search)
     -----------------------------------------------------------------
@@ -99,12 +103,24 @@ def build_workload(spec: dict, n_hosts: int, seed: int, base_dir: str | Path | N
     Keys of ``kind = "flows"`` (an explicit flow list, see workload.flowlist)
     --------------------------------------------------------------------------
     flows : list of tables
-        ``{src, dst, bytes, start_s = 0, priority = 0}`` per flow.
+        ``{src, dst, bytes, start_s = 0, priority = 0, dport}`` per flow (``dport`` optional: the
+        five-tuple port reported in the flows table and ``fct.txt``).
 
     Keys of ``kind = "hpcc_flows"`` (HPCC's ``flow.txt``, see interchange.hpcc)
     ----------------------------------------------------------------------------
     path : str
         The flow file; needs ``topology`` (node ids are mapped when it is an HPCC topology).
+
+    Keys of ``kind = "size_cdf"`` (flow sizes from a CDF, Poisson arrivals)
+    ------------------------------------------------------------------------
+    cdf : str
+        ``"websearch"``, ``"fb_hadoop"`` (shipped with the package) or a CDF file's path.
+    load : float in (0, 1]
+        Offered load per host, as a fraction of its bandwidth.
+    duration_s : float, or n_flows : int
+        Exactly one: arrivals during this many seconds, or this many flows.
+    classes : int, default 1
+        Priority classes each flow is pinned to at random (the ``pinned`` policy applies them).
 
     Raises
     ------
@@ -161,6 +177,12 @@ def _hpcc_flows(params: dict, n_hosts: int, seed: int, topology) -> Workload:
     return flow_list_workload(read_flows(path, topology), n_hosts, field=path.name, source={"path": str(path)})
 
 
+def _size_cdf(params: dict, n_hosts: int, seed: int, topology) -> Workload:
+    if topology is None:
+        raise ValueError("kind = 'size_cdf' needs the topology (its load is a fraction of host bandwidth)")
+    return size_cdf_workload(n_hosts=n_hosts, seed=seed, host_rate_bps=host_rates_bps(topology), **params)
+
+
 
 #: Every ``workload.kind``: its keys (besides ``kind``) and its builder ``(params, n_hosts,
 #: seed, topology) -> Workload`` -- the one name map of workload kinds and keys.
@@ -171,4 +193,5 @@ WORKLOAD_KINDS: dict[str, tuple[tuple[str, ...], Callable[..., Workload]]] = {
     "fb_trace": (("path", "max_coflows", "bytes_scale"), _fb_trace),
     "flows": (("flows",), _flows),
     "hpcc_flows": (("path",), _hpcc_flows),
+    "size_cdf": (("cdf", "load", "duration_s", "n_flows", "classes"), _size_cdf),
 }

@@ -18,11 +18,16 @@ __all__ = ["Flow", "Sync", "Job", "Stage", "Cojob", "Workload"]
 
 @dataclass(frozen=True)
 class Flow:
-    """One transfer of ``bytes`` from host ``src`` to host ``dst`` (``src != dst``)."""
+    """One transfer of ``bytes`` from host ``src`` to host ``dst`` (``src != dst``).
+
+    ``dport`` is a destination port a flow list gave (HPCC's ``flow.txt``), reported in the
+    flows table and ``fct.txt``; ``None``: the flow's five-tuple chooses it.
+    """
 
     src: int
     dst: int
     bytes: int
+    dport: int | None = None
 
 
 @dataclass(frozen=True)

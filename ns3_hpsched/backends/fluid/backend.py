@@ -32,7 +32,7 @@ from ..base import Backend, FlowBatch, RunStats
 from .coflows import CoflowMeter
 from .events import EventQueue
 from .flows import ACTIVE, DONE, FlowStore
-from .latency import delivery_s, handshake_s
+from .latency import check_transport, delivery_s, startup_s
 
 __all__ = ["FluidBackend", "Allocation"]
 
@@ -71,6 +71,9 @@ class FluidBackend(Backend):
         (one base RTT before sending, path propagation and store-and-forward of the last
         packet after it). Default on, so small transfers are not free; turn it off to
         compare with a pure bandwidth model (e.g. the worked oracle of SCHEDULERS.md).
+    transport:
+        The scenario's ``transport.kind``: sets the start-up before the first byte (one
+        base RTT and slow start for TCP kinds, none for ``rdma``; see ``latency.startup_s``).
 
     Attributes
     ----------
@@ -82,12 +85,13 @@ class FluidBackend(Backend):
     name = "fluid"
 
     def __init__(self, topology: Topology, *, n_classes: int = 8, seed: int = 1,
-                 latency: bool = True) -> None:
+                 latency: bool = True, transport: str = "dctcp") -> None:
         super().__init__(topology, n_classes=n_classes, seed=seed)
         if not isinstance(latency, bool):
             raise ConfigError("fluid.latency", f"must be true or false, got {latency!r}",
                               "true adds one RTT and the path delay per flow; false is pure bandwidth")
         self.latency = latency
+        self.transport = check_transport(transport)
         self.on_allocate: Callable[[Allocation], None] | None = None
         self._capacity = topology.port_capacity_bps
         self._delay = topology.port_delay_s
@@ -131,7 +135,8 @@ class FluidBackend(Backend):
             rec = self._flows.add(flow_id, src, dst, size, int(batch.priority[i]),
                                   self._coflows.index(int(batch.coflow_id[i])), path, self._now)
             if self.latency:
-                self._queue.push(self._now + handshake_s(path, self._delay), self._arrive, rec)
+                wait = startup_s(path, size, self._delay, self._capacity, self.topology.mtu_bytes, self.transport)
+                self._queue.push(self._now + wait, self._arrive, rec)
             else:
                 self._arrived.append(rec)
 
@@ -227,7 +232,7 @@ class FluidBackend(Backend):
 
     def describe(self) -> dict:
         """Backend settings for ``run.json``."""
-        return {**super().describe(), "latency": self.latency}
+        return {**super().describe(), "latency": self.latency, "transport": self.transport}
 
     # -- the event loop -----------------------------------------------------------------
 
