@@ -392,8 +392,8 @@ def _topology_token_ok(i: int, j: int, token: str) -> bool:
 
 
 def _flow_token_ok(i: int, j: int, token: str) -> bool:
-    if i == 0:
-        return token == HPCC_FLOWS[0][0]
+    if i == 0:  # a count up to the lines given: HPCC reads that many and ignores the rest
+        return _int(token, 0, int(HPCC_FLOWS[0][0]))
     if j < 2:
         return _int(token)
     if j == 5:
