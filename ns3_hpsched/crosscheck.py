@@ -23,7 +23,8 @@ import pandas as pd
 
 from .errors import ConfigError
 
-__all__ = ["KEYS", "LEVEL_VALUE", "compare", "summarize", "read_external", "scatter"]
+__all__ = ["KEYS", "LEVEL_VALUE", "LEVEL_WORDS", "compare", "summarize", "read_external",
+           "fig_crosscheck", "scatter"]
 
 #: Join keys per level.
 KEYS = {"coflow": ["cojob", "job", "stage", "iteration", "phase"], "stage": ["cojob", "stage"]}
@@ -101,24 +102,41 @@ def read_external(path: Path | str) -> tuple[dict[str, pd.DataFrame], dict[str, 
     return {_TABLE[level]: frame}, {level: col}
 
 
-def scatter(pairs: pd.DataFrame, path: Path | str, *, other_label: str = "fluid") -> Path:
-    """Packet vs other durations, one point per coflow or stage, log axes and the y = x line."""
-    import matplotlib
+#: What the duration of each level is, in words (figure labels).
+LEVEL_WORDS = {"coflow": "coflow completion time", "stage": "stage completion time"}
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def fig_crosscheck(pairs: pd.DataFrame, *, other_label: str = "fluid"):
+    """Packet vs other durations, one panel per level, one point per coflow or stage.
+
+    Log axes, the y = x line, schedulers coloured as in every figure of :mod:`.plots`.
+    Returns the matplotlib Figure.
+    """
     import seaborn as sns
 
-    grid = sns.relplot(pairs, x="packet_s", y="other_s", hue="scheduler", col="level",
-                       palette="colorblind", facet_kws={"sharex": False, "sharey": False}, height=4)
-    for level, ax in grid.axes_dict.items():
-        sub = pairs[pairs["level"] == level]
-        lo, hi = sub[["packet_s", "other_s"]].min().min(), sub[["packet_s", "other_s"]].max().max()
-        ax.plot([lo, hi], [lo, hi], color="0.4", linestyle="--", linewidth=1)
-        ax.set(xscale="log", yscale="log", xlabel=f"{LEVEL_VALUE[level]} on the packet backend (s)",
-               ylabel=f"{LEVEL_VALUE[level]} on the {other_label} backend (s)")
-    grid.figure.suptitle(f"Packet vs {other_label} backend: one point per {' and per '.join(grid.axes_dict)}",
-                         y=1.02)
-    grid.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(grid.figure)
+    from . import plots
+
+    with plots.figure_style():
+        order = sorted(pairs["scheduler"].unique(), key=lambda s: (
+            plots.SCHEDULER_ORDER.index(s) if s in plots.SCHEDULER_ORDER else len(plots.SCHEDULER_ORDER), s))
+        grid = sns.relplot(pairs, x="packet_s", y="other_s", hue="scheduler", hue_order=order,
+                           palette=plots.scheduler_palette(order), col="level", height=4,
+                           facet_kws={"sharex": False, "sharey": False})
+        for level, ax in grid.axes_dict.items():
+            sub = pairs[pairs["level"] == level]
+            plots.identity_line(ax, sub[["packet_s", "other_s"]].to_numpy())
+            ax.set(xscale="log", yscale="log", title=LEVEL_WORDS[level],
+                   xlabel="on the packet backend (s)", ylabel=f"on the {other_label} backend (s)")
+        levels = " and per ".join(grid.axes_dict)
+        return plots.finish(grid, f"Packet vs {other_label} backend",
+                            f"one point per {levels}; dashed: y = x")
+
+
+def scatter(pairs: pd.DataFrame, path: Path | str, *, other_label: str = "fluid") -> Path:
+    """Draw :func:`fig_crosscheck` and write it as a PNG at ``path``."""
+    import matplotlib.pyplot as plt
+
+    fig = fig_crosscheck(pairs, other_label=other_label)
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    plt.close(fig)
     return Path(path)
