@@ -446,9 +446,11 @@ def fig_fct_slowdown(tables: dict[str, pd.DataFrame], load: str | None = None) -
     grid.set(xscale="log", yscale="log")
     if flows["size_bin"].nunique() == 1:
         grid.set(xlim=(flows["size_bin"].iloc[0] / 2, flows["size_bin"].iloc[0] * 2))
-    grid.set_axis_labels("flow size (bytes, bins equal on a log scale)", "mean FCT slowdown (FCT / FCT alone)")
+    grid.set_axis_labels("flow size (bytes)", "mean FCT slowdown")
     _panel_titles(grid, facets)
-    return finish(grid, "Flow completion time slowdown by flow size", formats={"x": byte_size})
+    return finish(grid, "Flow completion time slowdown by flow size",
+                  "slowdown: FCT / FCT alone on an idle network; sizes in bins equal on a log scale",
+                  formats={"x": byte_size})
 
 
 @_styled
