@@ -23,8 +23,8 @@ import pandas as pd
 
 from .errors import ConfigError
 
-__all__ = ["KEYS", "LEVEL_VALUE", "LEVEL_WORDS", "compare", "summarize", "read_external",
-           "fig_crosscheck", "scatter"]
+__all__ = ["KEYS", "LEVEL_VALUE", "LEVEL_WORDS", "compare", "metric", "summarize", "summary_markdown",
+           "read_external", "fig_crosscheck", "scatter"]
 
 #: Join keys per level.
 KEYS = {"coflow": ["cojob", "job", "stage", "iteration", "phase"], "stage": ["cojob", "stage"]}
@@ -66,23 +66,67 @@ def compare(packet: dict[str, pd.DataFrame], other: dict[str, pd.DataFrame], *,
     return pd.concat(rows, ignore_index=True)
 
 
-def summarize(pairs: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
-    """Median, p95 and max of |relative error|, and the error of the averages, per level."""
-    groups = (by or []) + ["level"]
+def metric(level: str) -> str:
+    """Short name of the duration compared at ``level``: ``sct``, ``cct`` (from :data:`LEVEL_VALUE`)."""
+    return LEVEL_VALUE[level].removesuffix("_s")
 
-    def stats(g: pd.DataFrame) -> pd.Series:
-        err = g["rel_error"].abs().to_numpy()
-        return pd.Series({
-            "n": len(g),
-            "median_abs_error": float(np.median(err)),
-            "p95_abs_error": float(np.percentile(err, 95)),
-            "max_abs_error": float(err.max()),
-            "mean_packet_s": g["packet_s"].mean(),
-            "mean_other_s": g["other_s"].mean(),
-            "error_of_means": (g["other_s"].mean() - g["packet_s"].mean()) / g["packet_s"].mean(),
-        })
 
-    return pairs.groupby(groups, sort=False).apply(stats, include_groups=False).reset_index()
+def summarize(pairs: pd.DataFrame, by: list[str] | None = None, *, other: str = "fluid") -> pd.DataFrame:
+    """How far ``other`` is from the packet backend: one row per ``by`` group, in percent.
+
+    For each level present (stages first), with ``m`` its duration (``sct``, ``cct``):
+    ``{m}_n`` items matched, ``median_abs_{m}_error_pct``, ``p95_abs_{m}_error_pct`` and
+    ``max_abs_{m}_error_pct`` (|relative error| in %), ``{m}_error_of_means_pct`` (relative
+    error of the mean duration, signed, in %), ``mean_packet_{m}_s`` and ``mean_{other}_{m}_s``.
+    """
+    levels = sorted(pairs["level"].unique(), key=lambda lv: (lv != "stage", lv))
+    groups = pairs.groupby(by, sort=False) if by else [((), pairs)]
+    rows = []
+    for key, group in groups:
+        row = dict(zip(by or [], key if isinstance(key, tuple) else (key,)))
+        for level in levels:
+            sub = group[group["level"] == level]
+            err = 100 * sub["rel_error"].abs().to_numpy()
+            m, packet, theirs = metric(level), sub["packet_s"].mean(), sub["other_s"].mean()
+            row.update({f"{m}_n": len(sub),
+                        f"median_abs_{m}_error_pct": float(np.median(err)),
+                        f"p95_abs_{m}_error_pct": float(np.percentile(err, 95)),
+                        f"max_abs_{m}_error_pct": float(err.max()),
+                        f"{m}_error_of_means_pct": 100 * (theirs - packet) / packet,
+                        f"mean_packet_{m}_s": packet, f"mean_{other}_{m}_s": theirs})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _percent(value: float, signed: bool = False) -> str:
+    """``6.5%``; signed: ``+2.0%`` or ``\u22124.5%`` (a true minus sign, as typeset)."""
+    text = f"{value:+.1f}%" if signed else f"{value:.1f}%"
+    return text.replace("-", "\u2212")
+
+
+def summary_markdown(summary: pd.DataFrame) -> str:
+    """A summary of :func:`summarize` as the README's Markdown table, in percent.
+
+    One column per ``by`` key (e.g. scheduler), then median and p95 |SCT error| and the
+    error of the mean SCT, then the median |error| of every other level present (CCT).
+    """
+    keys = [c for c in summary.columns if not c.startswith(("median_", "p95_", "max_", "mean_"))
+            and not c.endswith(("_n", "_pct"))]
+    metrics = [c.removeprefix("median_abs_").removesuffix("_error_pct")
+               for c in summary.columns if c.startswith("median_abs_")]
+    columns = []
+    for m in metrics:
+        name = m.upper()
+        columns.append((f"median_abs_{m}_error_pct", f"median \\|{name} error\\|", False))
+        if m == "sct":
+            columns += [(f"p95_abs_{m}_error_pct", f"p95 \\|{name} error\\|", False),
+                        (f"{m}_error_of_means_pct", f"error of mean {name}", True)]
+    lines = ["| " + " | ".join([*keys, *(title for _, title, _ in columns)]) + " |",
+             "|" + "---|" * (len(keys) + len(columns))]
+    for _, row in summary.iterrows():
+        cells = [str(row[k]) for k in keys] + [_percent(row[c], signed) for c, _, signed in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def read_external(path: Path | str) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
