@@ -12,6 +12,7 @@ import pandas as pd
 from . import __version__
 from .backends.base import Backend
 from .driver import Records, play
+from .progress import run_progress
 from .results import write_run
 from .scenario import Scenario
 
@@ -39,8 +40,9 @@ def simulate(scenario: Scenario) -> tuple[Records, dict, pd.DataFrame]:
     workload = scenario.built_workload
     backend = make_backend(scenario)
     started = time.perf_counter()
-    records = play(workload, backend, scenario.built_policy,
-                   control_delay_s=scenario.scheduler.control_delay_s)
+    with run_progress(workload.n_flows()) as progress:
+        records = play(workload, backend, scenario.built_policy,
+                       control_delay_s=scenario.scheduler.control_delay_s, progress=progress)
     wall_s = time.perf_counter() - started
     stats = records.stats
     manifest = {
