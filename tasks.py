@@ -136,7 +136,7 @@ def analyze(c, store, out=None, load=None):
         print(path)
 
 
-@task(klass=FlagTask, help={"which": "packet, fluid, fb_trace or all (default)"})
+@task(klass=FlagTask, help={"which": "packet, fluid, fb_trace, readme (the README's numbers) or all (default)"})
 def bench(c, which="all"):
     """Run the speed and memory benchmarks in benchmarks/ and print their numbers."""
     from pathlib import Path

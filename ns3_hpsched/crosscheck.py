@@ -161,8 +161,7 @@ def fig_crosscheck(pairs: pd.DataFrame, *, other_label: str = "fluid"):
     from . import plots
 
     with plots.figure_style():
-        order = sorted(pairs["scheduler"].unique(), key=lambda s: (
-            plots.SCHEDULER_ORDER.index(s) if s in plots.SCHEDULER_ORDER else len(plots.SCHEDULER_ORDER), s))
+        order = plots.scheduler_order(pairs["scheduler"])
         grid = sns.relplot(pairs, x="packet_s", y="other_s", hue="scheduler", hue_order=order,
                            palette=plots.scheduler_palette(order), col="level", height=4,
                            facet_kws={"sharex": False, "sharey": False})

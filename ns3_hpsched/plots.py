@@ -6,7 +6,11 @@ when the store lacks what the figure needs. :func:`analyze` draws them all and w
 the notebooks in ``analysis/`` call the same functions, so both show the same figures.
 
 Every figure uses the same scheduler order and colours (:data:`SCHEDULER_ORDER`, seaborn's
-colour-blind palette), so a scheduler looks the same everywhere. "Load" is a grid parameter
+colour-blind palette), so a scheduler looks the same everywhere, and one style
+(:func:`figure_style`, :func:`finish`, also used by the cross-check figure): labels in words
+with units, round labelled ticks on log axes (:func:`log_ticks`), a numeric load drawn on a
+numeric axis, a caption under the title saying what points and bars are -- a confidence
+interval only when there are two seeds or more to draw it from. "Load" is a grid parameter
 of the sweep (by default the only one with several values); figures facet or group by it.
 """
 
@@ -39,6 +43,7 @@ from .store import INDEX_COLUMNS, load_store
 __all__ = [
     "SCHEDULER_ORDER",
     "FigureSkipped",
+    "scheduler_order",
     "scheduler_palette",
     "load_parameter",
     "normalised_sct",
@@ -75,11 +80,16 @@ def _skip(reason: str) -> None:
     warnings.warn(reason, FigureSkipped, stacklevel=3)
 
 
-def _schedulers(frame: pd.DataFrame) -> list[str]:
-    """Schedulers present in ``frame``, in the fixed order."""
-    present = set(frame["scheduler"])
+def scheduler_order(names) -> list[str]:
+    """The distinct scheduler ``names`` in the fixed order (:data:`SCHEDULER_ORDER`, then by name)."""
+    present = set(names)
     known = [name for name in SCHEDULER_ORDER if name in present]
     return known + sorted(present - set(SCHEDULER_ORDER))
+
+
+def _schedulers(frame: pd.DataFrame) -> list[str]:
+    """Schedulers present in ``frame``, in the fixed order."""
+    return scheduler_order(frame["scheduler"])
 
 
 def scheduler_palette(schedulers: list[str]) -> dict[str, tuple]:
