@@ -1,23 +1,44 @@
 """The user's front door: ``invoke simulate``, ``invoke test``, ``invoke crosscheck``, ...
 
 Run ``invoke --list`` for the tasks and ``invoke --help TASK`` for each one's options.
+Short flags mean the same in every task (:data:`SHORT_FLAGS`): ``-s`` scenario, ``-b``
+backend, ``-p`` scheduler (policy), ``-r`` seed, ``-c`` a config override (``--set``), ...
 """
 
 from __future__ import annotations
 
 import sys
 
-from invoke import task
+from invoke import Task, task
+
+#: One short flag per option name, the same in every task that has the option (a one-letter
+#: option such as test's ``-k`` is its own short flag; bench's ``--which`` has none).
+SHORT_FLAGS = {
+    "scenario": "s", "backend": "b", "scheduler": "p", "seed": "r", "set": "c", "grid": "g",
+    "out": "o", "store": "d", "workers": "w", "dask": "a", "topology": "t", "flows": "f",
+    "external": "x", "load": "l", "quick": "q",
+}
+
+
+class FlagTask(Task):
+    """A task whose short flags come from :data:`SHORT_FLAGS`, not from invoke's first-free-letter rule."""
+
+    def arg_opts(self, name, default, taken_names):
+        opts = super().arg_opts(name, default, taken_names)
+        opts["names"] = [opts["names"][0], *([SHORT_FLAGS[name]] if name in SHORT_FLAGS else [])]
+        return opts
 
 
 def _fail_cleanly(fn):
-    """Show bad input as one clear line (field, problem, fix), not a traceback."""
+    """Show bad input as one clear line (field, problem, fix), not a traceback; warnings as one line."""
     from functools import wraps
 
     @wraps(fn)
     def wrapper(*args, **kwargs):
+        from ns3_hpsched.console import show_warnings_as_lines
         from ns3_hpsched.errors import ConfigError
 
+        show_warnings_as_lines()
         try:
             return fn(*args, **kwargs)
         except ConfigError as exc:
@@ -26,7 +47,7 @@ def _fail_cleanly(fn):
     return wrapper
 
 
-@task(iterable=["set"], help={
+@task(klass=FlagTask, iterable=["set"], help={
     "scenario": "scenario name in scenarios/ or a path to a .toml file (default: 'default')",
     "backend": "packet or fluid (default: the scenario's)",
     "scheduler": "policy name (fair, fifo-lm, varys, aalo, sincronia, grouper, beamer) or pkg.mod:Class",
@@ -49,7 +70,7 @@ def simulate(c, scenario="default", backend=None, scheduler=None, seed=None, set
     run(scenario, overrides, out=out, topology=topology, flows=flows)
 
 
-@task(help={"quick": "skip the packet-level (ns-3) tests", "k": "only tests matching this pytest -k expression"})
+@task(klass=FlagTask, help={"quick": "skip the packet-level (ns-3) tests", "k": "only tests matching this pytest -k expression"})
 def test(c, quick=False, k=None):
     """Run the test suite (packet-level tests included unless --quick)."""
     args = ["-q"]
@@ -60,7 +81,7 @@ def test(c, quick=False, k=None):
     c.run(f"{sys.executable} -m pytest " + " ".join(f"'{a}'" for a in args), pty=False)
 
 
-@task(iterable=["scheduler", "set"], help={
+@task(klass=FlagTask, iterable=["scheduler", "set"], help={
     "scenario": "scenario name or path (default: small-search)",
     "scheduler": "policy to check (repeatable; default: all seven)",
     "set": "override a scenario field, KEY=VALUE (repeatable)",
@@ -78,7 +99,7 @@ def crosscheck(c, scenario="small-search", scheduler=None, set=None, store=None,
         workers=int(workers))
 
 
-@task(iterable=["scheduler", "seed", "grid"], help={
+@task(klass=FlagTask, iterable=["scheduler", "seed", "grid"], help={
     "scenario": "scenario name or path",
     "grid": "a grid axis KEY=V1,V2,... with a dotted scenario key (repeatable)",
     "scheduler": "policy (repeatable; default: all seven)",
@@ -110,7 +131,7 @@ def sweep(c, scenario, grid=None, scheduler=None, seed=None, store=None, workers
                  f"the first with: {report.first_error}")
 
 
-@task(help={"store": "result store folder written by invoke sweep, or one run's folder (monitor figures)",
+@task(klass=FlagTask, help={"store": "result store folder written by invoke sweep, or one run's folder (monitor figures)",
             "out": "folder for the figures (default: STORE/figures; for a run folder RUN-figures)",
             "load": "grid parameter that is the load (default: the one that varies)"})
 @_fail_cleanly
@@ -129,7 +150,7 @@ def analyze(c, store, out=None, load=None):
         print(path)
 
 
-@task(help={"which": "packet, fluid, fb_trace or all (default)"})
+@task(klass=FlagTask, help={"which": "packet, fluid, fb_trace, readme (the README's numbers) or all (default)"})
 def bench(c, which="all"):
     """Run the speed and memory benchmarks in benchmarks/ and print their numbers."""
     from pathlib import Path

@@ -149,11 +149,11 @@ def crosscheck(scenario: str, schedulers: list[str] | None = None, overrides: di
         pairs.insert(0, "scheduler", name)
         frames.append(pairs)
     pairs = pd.concat(frames, ignore_index=True)
-    summary_table = cc.summarize(pairs, by=["scheduler"])
+    summary_table = cc.summarize(pairs, by=["scheduler"], other="external" if external else "fluid")
     pairs.to_parquet(store_dir / "crosscheck.parquet", index=False)
     summary_table.to_csv(store_dir / "crosscheck_summary.csv", index=False)
     cc.scatter(pairs, store_dir / "crosscheck.png", other_label="external" if external else "fluid")
-    print(summary_table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print(cc.summary_markdown(summary_table))
     print(f"written to {store_dir}")
     return store_dir
 

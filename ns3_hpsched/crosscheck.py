@@ -29,7 +29,8 @@ import pandas as pd
 
 from .errors import ConfigError
 
-__all__ = ["KEYS", "LEVEL_VALUE", "FLOW_WORKLOADS", "compare", "summarize", "read_external", "scatter",
+__all__ = ["KEYS", "LEVEL_VALUE", "LEVEL_WORDS", "FLOW_WORKLOADS", "compare", "metric", "summarize",
+           "summary_markdown", "read_external", "fig_crosscheck", "scatter",
            "compare_flows", "summarize_flows", "slowdown_by_size", "slowdown_figure", "flow_crosscheck"]
 
 #: Join keys per level.
@@ -74,23 +75,67 @@ def compare(packet: dict[str, pd.DataFrame], other: dict[str, pd.DataFrame], *,
     return pd.concat(rows, ignore_index=True)
 
 
-def summarize(pairs: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
-    """Median, p95 and max of |relative error|, and the error of the averages, per level."""
-    groups = (by or []) + ["level"]
+def metric(level: str) -> str:
+    """Short name of the duration compared at ``level``: ``sct``, ``cct`` (from :data:`LEVEL_VALUE`)."""
+    return LEVEL_VALUE[level].removesuffix("_s")
 
-    def stats(g: pd.DataFrame) -> pd.Series:
-        err = g["rel_error"].abs().to_numpy()
-        return pd.Series({
-            "n": len(g),
-            "median_abs_error": float(np.median(err)),
-            "p95_abs_error": float(np.percentile(err, 95)),
-            "max_abs_error": float(err.max()),
-            "mean_packet_s": g["packet_s"].mean(),
-            "mean_other_s": g["other_s"].mean(),
-            "error_of_means": (g["other_s"].mean() - g["packet_s"].mean()) / g["packet_s"].mean(),
-        })
 
-    return pairs.groupby(groups, sort=False).apply(stats, include_groups=False).reset_index()
+def summarize(pairs: pd.DataFrame, by: list[str] | None = None, *, other: str = "fluid") -> pd.DataFrame:
+    """How far ``other`` is from the packet backend: one row per ``by`` group, in percent.
+
+    For each level present (stages first), with ``m`` its duration (``sct``, ``cct``):
+    ``{m}_n`` items matched, ``median_abs_{m}_error_pct``, ``p95_abs_{m}_error_pct`` and
+    ``max_abs_{m}_error_pct`` (|relative error| in %), ``{m}_error_of_means_pct`` (relative
+    error of the mean duration, signed, in %), ``mean_packet_{m}_s`` and ``mean_{other}_{m}_s``.
+    """
+    levels = sorted(pairs["level"].unique(), key=lambda lv: (lv != "stage", lv))
+    groups = pairs.groupby(by, sort=False) if by else [((), pairs)]
+    rows = []
+    for key, group in groups:
+        row = dict(zip(by or [], key if isinstance(key, tuple) else (key,)))
+        for level in levels:
+            sub = group[group["level"] == level]
+            err = 100 * sub["rel_error"].abs().to_numpy()
+            m, packet, theirs = metric(level), sub["packet_s"].mean(), sub["other_s"].mean()
+            row.update({f"{m}_n": len(sub),
+                        f"median_abs_{m}_error_pct": float(np.median(err)),
+                        f"p95_abs_{m}_error_pct": float(np.percentile(err, 95)),
+                        f"max_abs_{m}_error_pct": float(err.max()),
+                        f"{m}_error_of_means_pct": 100 * (theirs - packet) / packet,
+                        f"mean_packet_{m}_s": packet, f"mean_{other}_{m}_s": theirs})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _percent(value: float, signed: bool = False) -> str:
+    """``6.5%``; signed: ``+2.0%`` or ``\u22124.5%`` (a true minus sign, as typeset)."""
+    text = f"{value:+.1f}%" if signed else f"{value:.1f}%"
+    return text.replace("-", "\u2212")
+
+
+def summary_markdown(summary: pd.DataFrame) -> str:
+    """A summary of :func:`summarize` as the README's Markdown table, in percent.
+
+    One column per ``by`` key (e.g. scheduler), then median and p95 |SCT error| and the
+    error of the mean SCT, then the median |error| of every other level present (CCT).
+    """
+    keys = [c for c in summary.columns if not c.startswith(("median_", "p95_", "max_", "mean_"))
+            and not c.endswith(("_n", "_pct"))]
+    metrics = [c.removeprefix("median_abs_").removesuffix("_error_pct")
+               for c in summary.columns if c.startswith("median_abs_")]
+    columns = []
+    for m in metrics:
+        name = m.upper()
+        columns.append((f"median_abs_{m}_error_pct", f"median \\|{name} error\\|", False))
+        if m == "sct":
+            columns += [(f"p95_abs_{m}_error_pct", f"p95 \\|{name} error\\|", False),
+                        (f"{m}_error_of_means_pct", f"error of mean {name}", True)]
+    lines = ["| " + " | ".join([*keys, *(title for _, title, _ in columns)]) + " |",
+             "|" + "---|" * (len(keys) + len(columns))]
+    for _, row in summary.iterrows():
+        cells = [str(row[k]) for k in keys] + [_percent(row[c], signed) for c, _, signed in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def read_external(path: Path | str) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
@@ -110,26 +155,42 @@ def read_external(path: Path | str) -> tuple[dict[str, pd.DataFrame], dict[str, 
     return {_TABLE[level]: frame}, {level: col}
 
 
-def scatter(pairs: pd.DataFrame, path: Path | str, *, other_label: str = "fluid") -> Path:
-    """Packet vs other durations, one point per coflow or stage, log axes and the y = x line."""
-    import matplotlib
+#: What the duration of each level is, in words (figure labels).
+LEVEL_WORDS = {"coflow": "coflow completion time", "stage": "stage completion time"}
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def fig_crosscheck(pairs: pd.DataFrame, *, other_label: str = "fluid"):
+    """Packet vs other durations, one panel per level, one point per coflow or stage.
+
+    Log axes, the y = x line, schedulers coloured as in every figure of :mod:`.plots`.
+    Returns the matplotlib Figure.
+    """
     import seaborn as sns
 
-    grid = sns.relplot(pairs, x="packet_s", y="other_s", hue="scheduler", col="level",
-                       palette="colorblind", facet_kws={"sharex": False, "sharey": False}, height=4)
-    for level, ax in grid.axes_dict.items():
-        sub = pairs[pairs["level"] == level]
-        lo, hi = sub[["packet_s", "other_s"]].min().min(), sub[["packet_s", "other_s"]].max().max()
-        ax.plot([lo, hi], [lo, hi], color="0.4", linestyle="--", linewidth=1)
-        ax.set(xscale="log", yscale="log", xlabel=f"{LEVEL_VALUE[level]} on the packet backend (s)",
-               ylabel=f"{LEVEL_VALUE[level]} on the {other_label} backend (s)")
-    grid.figure.suptitle(f"Packet vs {other_label} backend: one point per {' and per '.join(grid.axes_dict)}",
-                         y=1.02)
-    grid.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(grid.figure)
+    from . import plots
+
+    with plots.figure_style():
+        order = plots.scheduler_order(pairs["scheduler"])
+        grid = sns.relplot(pairs, x="packet_s", y="other_s", hue="scheduler", hue_order=order,
+                           palette=plots.scheduler_palette(order), col="level", height=4,
+                           facet_kws={"sharex": False, "sharey": False})
+        for level, ax in grid.axes_dict.items():
+            sub = pairs[pairs["level"] == level]
+            plots.identity_line(ax, sub[["packet_s", "other_s"]].to_numpy())
+            ax.set(xscale="log", yscale="log", title=LEVEL_WORDS[level],
+                   xlabel="on the packet backend (s)", ylabel=f"on the {other_label} backend (s)")
+        levels = " and per ".join(grid.axes_dict)
+        return plots.finish(grid, f"Packet vs {other_label} backend",
+                            f"one point per {levels}; dashed: y = x")
+
+
+def scatter(pairs: pd.DataFrame, path: Path | str, *, other_label: str = "fluid") -> Path:
+    """Draw :func:`fig_crosscheck` and write it as a PNG at ``path``."""
+    import matplotlib.pyplot as plt
+
+    fig = fig_crosscheck(pairs, other_label=other_label)
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    plt.close(fig)
     return Path(path)
 
 

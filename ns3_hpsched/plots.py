@@ -6,7 +6,11 @@ when the store lacks what the figure needs. :func:`analyze` draws them all and w
 the notebooks in ``analysis/`` call the same functions, so both show the same figures.
 
 Every figure uses the same scheduler order and colours (:data:`SCHEDULER_ORDER`, seaborn's
-colour-blind palette), so a scheduler looks the same everywhere. "Load" is a grid parameter
+colour-blind palette), so a scheduler looks the same everywhere, and one style
+(:func:`figure_style`, :func:`finish`, also used by the cross-check figure): labels in words
+with units, round labelled ticks on log axes (:func:`log_ticks`), a numeric load drawn on a
+numeric axis, a caption under the title saying what points and bars are -- a confidence
+interval only when there are two seeds or more to draw it from. "Load" is a grid parameter
 of the sweep (by default the only one with several values); figures facet or group by it.
 """
 
@@ -14,7 +18,11 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 import warnings
+from collections.abc import Callable
+from contextlib import contextmanager
+from functools import wraps
 from pathlib import Path
 
 import matplotlib
@@ -27,7 +35,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullFormatter, ScalarFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter
 
 from .errors import ConfigError
 from .store import INDEX_COLUMNS, load_store
@@ -35,6 +43,7 @@ from .store import INDEX_COLUMNS, load_store
 __all__ = [
     "SCHEDULER_ORDER",
     "FigureSkipped",
+    "scheduler_order",
     "scheduler_palette",
     "load_parameter",
     "normalised_sct",
@@ -47,6 +56,14 @@ __all__ = [
     "fig_packet_vs_fluid",
     "FIGURES",
     "analyze",
+    "figure_style",
+    "finish",
+    "log_ticks",
+    "plain_number",
+    "byte_size",
+    "parameter_label",
+    "size_bins",
+    "identity_line",
 ]
 
 #: Fixed order (and colour) of the schedulers: baselines in publication order, then the
@@ -63,11 +80,16 @@ def _skip(reason: str) -> None:
     warnings.warn(reason, FigureSkipped, stacklevel=3)
 
 
-def _schedulers(frame: pd.DataFrame) -> list[str]:
-    """Schedulers present in ``frame``, in the fixed order."""
-    present = set(frame["scheduler"])
+def scheduler_order(names) -> list[str]:
+    """The distinct scheduler ``names`` in the fixed order (:data:`SCHEDULER_ORDER`, then by name)."""
+    present = set(names)
     known = [name for name in SCHEDULER_ORDER if name in present]
     return known + sorted(present - set(SCHEDULER_ORDER))
+
+
+def _schedulers(frame: pd.DataFrame) -> list[str]:
+    """Schedulers present in ``frame``, in the fixed order."""
+    return scheduler_order(frame["scheduler"])
 
 
 def scheduler_palette(schedulers: list[str]) -> dict[str, tuple]:
@@ -169,40 +191,172 @@ def sct_summary(store: Path, load: str | None = None, baseline: str = "beamer") 
     return summary.sort_values(keys, ignore_index=True)
 
 
-def _plain_log_y(grid) -> None:
-    """Label a log-scaled y axis with plain numbers (2, 5, 10) instead of powers of ten."""
-    for ax in grid.axes.flat:
-        ax.yaxis.set_major_formatter(ScalarFormatter())
-        ax.yaxis.set_minor_formatter(NullFormatter())
+@contextmanager
+def figure_style():
+    """The one style of every figure (seaborn's white grid, notebook sizes), as a context."""
+    with sns.axes_style("whitegrid"), sns.plotting_context("notebook"):
+        yield
 
 
-def _titled(grid, title: str) -> Figure:
-    """The figure of a seaborn grid, with ``title`` above its panels."""
-    grid.figure.suptitle(title, y=1.02)
-    return grid.figure
+def _styled(draw):
+    """Decorator: draw the figure inside :func:`figure_style`."""
+    @wraps(draw)
+    def wrapper(*args, **kwargs):
+        with figure_style():
+            return draw(*args, **kwargs)
+    return wrapper
 
 
-#: Axis labels, with units, of grid parameters the shipped scenarios sweep.
+def plain_number(value: float, _pos=None) -> str:
+    """A tick label without powers of ten or trailing zeros: 0.2, 1, 50, 1e+06."""
+    return f"{value:g}"
+
+
+def byte_size(value: float, _pos=None) -> str:
+    """A tick label of a size in bytes with its SI prefix: 500 B, 20 kB, 1.5 MB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= scale:
+            return f"{value / scale:g} {unit}"
+    return f"{value:g} B"
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """At least two round tick positions inside ``[lo, hi]`` for a log axis.
+
+    Tries powers of ten, then 1-2-5 and 1-2-3-5 steps per decade, and keeps the first that
+    gives three ticks; a range narrower than that gets evenly spaced round values.
+    """
+    lo, hi = sorted((lo, hi))
+    decades = range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
+    for subs in ((1,), (1, 2, 5), (1, 2, 3, 5)):
+        ticks = [m * 10.0 ** e for e in decades for m in subs if lo <= m * 10.0 ** e <= hi]
+        if len(ticks) >= 3:
+            return ticks[:: max(1, len(ticks) // 8)]
+    linear = MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
+    return [t for t in linear if lo <= t <= hi]
+
+
+def _label_log_axes(fig: Figure, formats: dict[str, Callable]) -> None:
+    """Give every log axis of ``fig`` round, labelled ticks (:func:`log_ticks`)."""
+    for ax in fig.axes:
+        for name, axis, limits in (("x", ax.xaxis, ax.get_xlim()), ("y", ax.yaxis, ax.get_ylim())):
+            if axis.get_scale() != "log":
+                continue
+            axis.set_major_locator(FixedLocator(log_ticks(*limits)))
+            axis.set_major_formatter(FuncFormatter(formats.get(name, plain_number)))
+            axis.set_minor_formatter(NullFormatter())
+
+
+def finish(figure, title: str, caption: str = "", *,
+           formats: dict[str, Callable] | None = None) -> Figure:
+    """Label log axes, lay the panels out without overlap, put ``title`` and ``caption`` above.
+
+    ``figure`` is a matplotlib Figure or a seaborn grid; ``caption`` (what the points and
+    bars are) goes on a line of its own under the title; ``formats`` maps ``"x"``/``"y"``
+    to a tick-label function for that log axis (default :func:`plain_number`).
+    """
+    fig = figure if isinstance(figure, Figure) else figure.figure
+    _label_log_axes(fig, formats or {})
+    figure.tight_layout()
+    size = plt.rcParams["figure.titlesize"]
+    points = size if isinstance(size, (int, float)) else 12 * 1.2
+    width = int(fig.get_figwidth() * 72 / (0.55 * points))
+    text = "\n".join(textwrap.fill(line, width) for line in (title, caption) if line)
+    fig.suptitle(text, y=1.02, va="bottom")
+    return fig
+
+
+#: Axis labels (with units) and panel-title formats of grid parameters the scenarios sweep.
 PARAMETER_LABELS = {
-    "workload.arrival_rate": "cojob arrival rate (cojobs per second)",
-    "workload.configurations": "configurations per cojob",
-    "workload.stages": "stages per cojob",
-    "workload.eta": "reduction factor eta",
-    "workload.pattern": "synchronisation pattern",
-    "scheduler.n_classes": "priority queues per port (K)",
-    "transport.kind": "transport",
-    "topology.k": "fat-tree k",
+    "workload.arrival_rate": ("cojob arrival rate (cojobs per second)", "{} cojobs/s"),
+    "workload.configurations": ("configurations per cojob", "{} configurations"),
+    "workload.stages": ("stages per cojob", "{} stages"),
+    "workload.eta": ("reduction factor eta", "eta = {}"),
+    "workload.pattern": ("synchronisation pattern", "{}"),
+    "scheduler.n_classes": ("priority queues per port (K)", "K = {}"),
+    "transport.kind": ("transport", "{}"),
+    "topology.k": ("fat-tree k", "k = {}"),
 }
 
 
-def _x_label(load: str | None) -> str:
-    """Axis label of the load parameter (with its unit when known), or of the schedulers."""
-    return PARAMETER_LABELS.get(load, load) if load else "scheduler"
+def parameter_label(key: str | None) -> str:
+    """Axis label of a grid parameter in words (its unit when known), or ``scheduler``."""
+    if key is None:
+        return "scheduler"
+    words = key.replace(".", " ").replace("_", " ")
+    return PARAMETER_LABELS.get(key, (words, ""))[0]
 
 
+def _panel_value(key: str, value) -> str:
+    """A grid parameter's value as a panel title: ``10 cojobs/s``, ``K = 4``, ``fluid backend``."""
+    text = f"{value:g}" if isinstance(value, (int, float, np.number)) else str(value)
+    if key == "backend":
+        return f"{text} backend"
+    return PARAMETER_LABELS.get(key, (None, parameter_label(key) + " = {}"))[1].format(text)
+
+
+def _panel_titles(grid, facets: dict) -> None:
+    """Title every panel of a faceted grid with its values in words, not ``column = value``."""
+    keys = [facets[k] for k in ("row", "col") if k in facets]
+    for value, ax in grid.axes_dict.items():
+        values = value if len(keys) == 2 else (value,)
+        ax.set_title(" | ".join(_panel_value(k, v) for k, v in zip(keys, values)))
+
+
+def _numeric(frame: pd.DataFrame, column: str | None) -> bool:
+    """Whether ``column`` (a grid parameter) holds numbers, drawn on a numeric axis."""
+    return column is not None and pd.api.types.is_numeric_dtype(frame[column])
+
+
+def _by_load(frame: pd.DataFrame, y: str, load: str | None, facets: dict, **stats):
+    """Points of ``y`` per scheduler against the load, joined by lines; ``stats`` say which.
+
+    A numeric load gets a numeric axis (ticks at the swept values); a categorical load, or
+    none (x = scheduler), gets categories. ``stats`` are seaborn's ``estimator``/``errorbar``.
+    """
+    if _numeric(frame, load):
+        values = sorted(frame[load].unique())
+        grid = sns.relplot(_dodged(frame, load), kind="line", x="dodged_load", y=y, **_hue(frame),
+                           **facets, **stats, err_style="bars", marker="o", markersize=8, seed=0,
+                           height=4, aspect=1.4)
+        for ax in grid.axes.flat:
+            if len(values) <= 12:
+                ax.set_xticks(values, [plain_number(v) for v in values])
+    else:
+        grid = sns.catplot(frame, kind="point", x=load or "scheduler", y=y, **_hue(frame), **facets,
+                           **stats, seed=0, dodge=0.3 if load else False, height=4, aspect=1.4)
+    _panel_titles(grid, facets)
+    return grid
+
+
+def _dodged(frame: pd.DataFrame, load: str) -> pd.DataFrame:
+    """``frame`` with ``dodged_load``: the load shifted a little per scheduler, so that
+    schedulers' points and bars at one load sit side by side instead of on top of each other."""
+    order = _schedulers(frame)
+    span = float(frame[load].max() - frame[load].min()) or abs(float(frame[load].iloc[0])) or 1.0
+    rank = frame["scheduler"].map({name: i for i, name in enumerate(order)})
+    return frame.assign(dodged_load=frame[load] + (rank - (len(order) - 1) / 2) * 0.012 * span)
+
+
+def _seed_caption(runs: pd.DataFrame, keys: list[str]) -> tuple[tuple | None, str]:
+    """The errorbar of a mean over seeds and its caption: a 95 % CI only with two seeds or more."""
+    seeds = runs.groupby(keys, dropna=False)["seed"].nunique()
+    low, high = int(seeds.min()), int(seeds.max())
+    if low < 2:
+        return None, ("one seed: no interval" if high < 2
+                      else "some points have one seed: no intervals drawn")
+    count = f"{low}" if low == high else f"{low}-{high}"
+    return ("ci", 95), f"points: mean over {count} seeds; bars: 95% bootstrap CI over seeds"
+
+
+@_styled
 def fig_sct_vs_load(tables: dict[str, pd.DataFrame], load: str | None = None,
                     baseline: str = "beamer") -> Figure | None:
-    """Average SCT of each scheduler normalised to ``baseline``, vs load, with 95 % CIs over seeds."""
+    """Average SCT of each scheduler normalised to ``baseline``, vs load.
+
+    Points are means over seeds; the 95 % bootstrap interval over seeds is drawn (and
+    named in the title) only when every point has at least two seeds.
+    """
     if tables["stages"].empty:
         _skip("average SCT vs load: the store has no stages table")
         return None
@@ -212,30 +366,36 @@ def fig_sct_vs_load(tables: dict[str, pd.DataFrame], load: str | None = None,
     load = load_parameter(tables, load)
     runs = normalised_sct(tables, baseline)
     facets = {"col": "backend"} if runs["backend"].nunique() > 1 else {}
-    x = load or "scheduler"
-    grid = sns.catplot(runs, kind="point", x=x, y="sct_ratio", **_hue(runs), **facets,
-                       errorbar=("ci", 95), seed=0, dodge=0.3, height=4, aspect=1.4)
+    errorbar, caption = _seed_caption(runs, [*([load] if load else []), "backend", "scheduler"])
+    grid = _by_load(runs, "sct_ratio", load, facets, errorbar=errorbar)
     grid.refline(y=1.0, color="0.4", linestyle="--")
-    grid.set_axis_labels(_x_label(load), f"average SCT / average SCT of {baseline}")
-    return _titled(grid, f"Average stage completion time normalised to {baseline} "
-                         "(mean over seeds, 95% CI)")
+    grid.set_axis_labels(parameter_label(load), f"average SCT / average SCT of {baseline}")
+    return finish(grid, f"Average stage completion time normalised to {baseline}", caption)
 
 
+def _cdf(frame: pd.DataFrame, x: str, load: str | None, xlabel: str, ylabel: str, title: str) -> Figure:
+    """Empirical CDF of ``x`` per scheduler on a log axis, one panel per load (and backend)."""
+    facets = _facets(frame, load)
+    grid = sns.displot(frame, kind="ecdf", x=x, **_hue(frame), **facets, log_scale=True, height=3.5)
+    grid.set_axis_labels(xlabel, ylabel)
+    _panel_titles(grid, facets)
+    return finish(grid, title)
+
+
+@_styled
 def fig_sct_cdf(tables: dict[str, pd.DataFrame], load: str | None = None) -> Figure | None:
     """CDF of the stage completion time per scheduler, one panel per load."""
     stages = tables["stages"]
     if stages.empty:
         _skip("SCT CDF: the store has no stages table")
         return None
-    load = load_parameter(tables, load)
-    grid = sns.displot(stages, kind="ecdf", x="sct_s", **_hue(stages), **_facets(stages, load),
-                       log_scale=True, height=3.5)
-    grid.set_axis_labels("stage completion time (s)", "fraction of stages")
-    return _titled(grid, "Stage completion time (SCT) distribution per scheduler")
+    return _cdf(stages, "sct_s", load_parameter(tables, load), "stage completion time (s)",
+                "fraction of stages", "Stage completion time (SCT) distribution per scheduler")
 
 
+@_styled
 def fig_sct_lower_bound(tables: dict[str, pd.DataFrame], load: str | None = None) -> Figure | None:
-    """Ratio of each stage's SCT to its lower bound, per scheduler (1 = optimal)."""
+    """Ratio of each stage's SCT to its lower bound per scheduler: median and quartiles (1 = optimal)."""
     stages = tables["stages"]
     if stages.empty or "lower_bound_s" not in stages or not (stages["lower_bound_s"] > 0).any():
         _skip("SCT / lower bound: the stages table has no positive lower_bound_s")
@@ -243,43 +403,45 @@ def fig_sct_lower_bound(tables: dict[str, pd.DataFrame], load: str | None = None
     load = load_parameter(tables, load)
     stages = stages[stages["lower_bound_s"] > 0].assign(
         bound_ratio=lambda s: s["sct_s"] / s["lower_bound_s"])
-    grid = sns.catplot(stages, kind="box", x=load or "scheduler", y="bound_ratio", **_hue(stages),
-                       log_scale=True, showfliers=False, height=4, aspect=1.4)
+    facets = {"col": "backend"} if stages["backend"].nunique() > 1 else {}
+    grid = _by_load(stages, "bound_ratio", load, facets, estimator="median", errorbar=("pi", 50))
     grid.refline(y=1.0, color="0.4", linestyle="--")
-    grid.set_axis_labels(_x_label(load), "SCT / lower bound (ratio, log scale)")
-    _plain_log_y(grid)
-    return _titled(grid, "Stage completion time relative to its lower bound (boxes: quartiles)")
+    grid.set(yscale="log")
+    grid.set_axis_labels(parameter_label(load), "SCT / lower bound (ratio, log scale)")
+    return finish(grid, "Stage completion time relative to its lower bound",
+                  "points: median stage; bars: quartiles over stages")
 
 
+@_styled
 def fig_cct_cdf(tables: dict[str, pd.DataFrame], load: str | None = None) -> Figure | None:
     """CDF of the coflow completion time per scheduler, one panel per load."""
     coflows = tables["coflows"]
     if coflows.empty:
         _skip("CCT CDF: the store has no coflows table")
         return None
-    coflows = coflows[coflows["cct_s"] > 0]
-    load = load_parameter(tables, load)
-    grid = sns.displot(coflows, kind="ecdf", x="cct_s", **_hue(coflows), **_facets(coflows, load),
-                       log_scale=True, height=3.5)
-    grid.set_axis_labels("coflow completion time (s)", "fraction of coflows")
-    return _titled(grid, "Coflow completion time (CCT) distribution per scheduler")
+    return _cdf(coflows[coflows["cct_s"] > 0], "cct_s", load_parameter(tables, load),
+                "coflow completion time (s)", "fraction of coflows",
+                "Coflow completion time (CCT) distribution per scheduler")
 
 
-def _size_bins(sizes: pd.Series) -> pd.Series:
-    """Flow sizes binned by decade, labelled with their range in bytes (e.g. '1MB-10MB')."""
-    decades = np.floor(np.log10(sizes.clip(lower=1))).astype(int)
-    units = ["B", "KB", "MB", "GB", "TB"]
+def size_bins(sizes: pd.Series, most: int = 6) -> pd.Series:
+    """Each flow's size bin, as the bin's geometric centre in bytes.
 
-    def label(d: int) -> str:
-        lo, hi = divmod(d, 3), divmod(d + 1, 3)
-        return f"{10 ** lo[1]}{units[lo[0]]}-{10 ** hi[1]}{units[hi[0]]}"
+    Up to ``most`` bins, equal on a log scale, spanning exactly the smallest to the largest
+    size (fewer when there are fewer distinct sizes; one when all flows are one size).
+    """
+    lo, hi = float(sizes.min()), float(sizes.max())
+    n = min(most, sizes.nunique())
+    if n < 2:
+        return pd.Series(lo, index=sizes.index)
+    edges = np.geomspace(lo, hi, n + 1)
+    which = np.clip(np.searchsorted(edges, sizes.to_numpy(float), side="right") - 1, 0, n - 1)
+    return pd.Series(np.sqrt(edges[which] * edges[which + 1]), index=sizes.index)
 
-    order = sorted(decades.unique())
-    return pd.Categorical(decades.map(label), categories=[label(d) for d in order], ordered=True)
 
-
+@_styled
 def fig_fct_slowdown(tables: dict[str, pd.DataFrame], load: str | None = None) -> Figure | None:
-    """Mean FCT slowdown (FCT / FCT alone on an idle network) per flow-size decade and scheduler."""
+    """Mean FCT slowdown (FCT / FCT alone on an idle network) per flow-size bin and scheduler."""
     flows = tables["flows"]
     if flows.empty or "standalone_fct_s" not in flows or not (flows["standalone_fct_s"] > 0).any():
         _skip("FCT slowdown: the flows table has no standalone_fct_s (FCT alone on an idle network)")
@@ -287,15 +449,21 @@ def fig_fct_slowdown(tables: dict[str, pd.DataFrame], load: str | None = None) -
     load = load_parameter(tables, load)
     flows = flows[flows["standalone_fct_s"] > 0]
     flows = flows.assign(slowdown=flows["fct_s"] / flows["standalone_fct_s"],
-                         size=_size_bins(flows["bytes"]))
-    grid = sns.catplot(flows, kind="point", x="size", y="slowdown", **_hue(flows), **_facets(flows, load),
-                       errorbar=None, log_scale=(False, True), dodge=0.3, height=3.5, aspect=1.3)
-    grid.set_axis_labels("flow size (bytes)", "mean FCT slowdown (FCT / standalone FCT)")
-    grid.tick_params(axis="x", labelrotation=30)
-    _plain_log_y(grid)
-    return _titled(grid, "Flow completion time slowdown by flow size")
+                         size_bin=size_bins(flows["bytes"]))
+    facets = _facets(flows, load)
+    grid = sns.relplot(flows, kind="line", x="size_bin", y="slowdown", **_hue(flows), **facets,
+                       errorbar=None, marker="o", markersize=8, height=3.5, aspect=1.3)
+    grid.set(xscale="log", yscale="log")
+    if flows["size_bin"].nunique() == 1:
+        grid.set(xlim=(flows["size_bin"].iloc[0] / 2, flows["size_bin"].iloc[0] * 2))
+    grid.set_axis_labels("flow size (bytes)", "mean FCT slowdown")
+    _panel_titles(grid, facets)
+    return finish(grid, "Flow completion time slowdown by flow size",
+                  "slowdown: FCT / FCT alone on an idle network; sizes in bins equal on a log scale",
+                  formats={"x": byte_size})
 
 
+@_styled
 def fig_packet_vs_fluid(tables: dict[str, pd.DataFrame], load: str | None = None) -> Figure | None:
     """SCT of each stage on the packet backend vs the fluid backend, for the same run config."""
     stages = tables["stages"]
@@ -314,12 +482,15 @@ def fig_packet_vs_fluid(tables: dict[str, pd.DataFrame], load: str | None = None
     sns.scatterplot(both, x="sct_s_fluid", y="sct_s_packet", **_hue(both), ax=ax)
     ax.set(xscale="log", yscale="log", xlabel="SCT on the fluid backend (s)",
            ylabel="SCT on the packet backend (s)")
-    limits = [both[["sct_s_fluid", "sct_s_packet"]].min().min(),
-              both[["sct_s_fluid", "sct_s_packet"]].max().max()]
-    ax.plot(limits, limits, color="0.4", linestyle="--", label="y = x")
+    identity_line(ax, both[["sct_s_fluid", "sct_s_packet"]].to_numpy())
     ax.legend()
-    ax.set_title("Stage completion time: packet vs fluid backend (one point per stage)")
-    return fig
+    return finish(fig, "Stage completion time: packet vs fluid backend", "one point per stage")
+
+
+def identity_line(ax, values: np.ndarray) -> None:
+    """Draw the dashed y = x line across the range of ``values`` on ``ax``."""
+    limits = [np.nanmin(values), np.nanmax(values)]
+    ax.plot(limits, limits, color="0.4", linestyle="--", linewidth=1, label="y = x")
 
 
 #: File name -> figure function, in the order :func:`analyze` writes them.
@@ -360,12 +531,11 @@ def analyze(store: Path, out_dir: Path, *, load: str | None = None,
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    with sns.axes_style("whitegrid"):
-        for name, draw in FIGURES.items():
-            kwargs = {"baseline": baseline} if draw is fig_sct_vs_load else {}
-            fig = draw(tables, load, **kwargs)
-            if fig is not None:
-                fig.savefig(out_dir / name, dpi=150, bbox_inches="tight")
-                plt.close(fig)
-                written.append(out_dir / name)
+    for name, draw in FIGURES.items():
+        kwargs = {"baseline": baseline} if draw is fig_sct_vs_load else {}
+        fig = draw(tables, load, **kwargs)
+        if fig is not None:
+            fig.savefig(out_dir / name, dpi=150, bbox_inches="tight")
+            plt.close(fig)
+            written.append(out_dir / name)
     return written

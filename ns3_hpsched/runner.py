@@ -14,6 +14,7 @@ from . import __version__
 from .backends.base import Backend
 from .driver import Records, play
 from .monitor import plan_monitors
+from .progress import run_progress
 from .results import RUN_ID_KEY, write_run
 from .scenario import Scenario
 from .store import run_hash
@@ -70,8 +71,9 @@ def simulate(scenario: Scenario) -> tuple[Records, dict, dict[str, pd.DataFrame]
     backend = make_backend(scenario)
     monitors = plan.attach(backend) if plan else None
     started = time.perf_counter()
-    records = play(workload, backend, scenario.built_policy,
-                   control_delay_s=scenario.scheduler.control_delay_s)
+    with run_progress(workload.n_flows()) as progress:
+        records = play(workload, backend, scenario.built_policy,
+                       control_delay_s=scenario.scheduler.control_delay_s, progress=progress)
     wall_s = time.perf_counter() - started
     stats = records.stats
     manifest = {

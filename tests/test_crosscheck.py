@@ -18,14 +18,39 @@ def tables(sct, cct):
 
 
 def test_relative_errors_and_summary():
-    """Errors are (other - packet) / packet; the summary takes medians of absolute errors."""
+    """Errors are (other - packet) / packet; the summary takes medians of absolute errors, in percent."""
     pairs = cc.compare(tables([1.0, 2.0], [0.5, 0.25]), tables([1.1, 1.8], [0.5, 0.5]))
     stage = pairs[pairs["level"] == "stage"]["rel_error"].tolist()
     assert stage == pytest.approx([0.1, -0.1])
-    summary = cc.summarize(pairs).set_index("level")
-    assert summary.loc["stage", "median_abs_error"] == pytest.approx(0.1)
-    assert summary.loc["coflow", "max_abs_error"] == pytest.approx(1.0)
-    assert summary.loc["stage", "error_of_means"] == pytest.approx((2.9 / 2 - 1.5) / 1.5)
+    summary = cc.summarize(pairs).iloc[0]
+    assert summary["sct_n"] == 2 and summary["cct_n"] == 2
+    assert summary["median_abs_sct_error_pct"] == pytest.approx(10.0)
+    assert summary["max_abs_cct_error_pct"] == pytest.approx(100.0)
+    assert summary["sct_error_of_means_pct"] == pytest.approx(100 * (2.9 / 2 - 1.5) / 1.5)
+    assert summary["mean_packet_sct_s"] == pytest.approx(1.5)
+    assert summary["mean_fluid_sct_s"] == pytest.approx(1.45)
+
+
+def test_summary_per_scheduler_names_the_other_backend():
+    """One row per scheduler, stage columns first; the compared backend is named in its mean column."""
+    pairs = pd.concat([cc.compare(tables([1.0, 2.0], [0.5, 0.25]), tables(sct, [0.5, 0.5])).assign(scheduler=name)
+                       for name, sct in (("fair", [1.1, 1.8]), ("beamer", [1.0, 2.0]))], ignore_index=True)
+    summary = cc.summarize(pairs, by=["scheduler"], other="external")
+    assert summary["scheduler"].tolist() == ["fair", "beamer"]
+    assert list(summary.columns[1:3]) == ["sct_n", "median_abs_sct_error_pct"]
+    assert summary["mean_external_cct_s"].tolist() == pytest.approx([0.5, 0.5])
+    assert summary["median_abs_sct_error_pct"].tolist() == pytest.approx([10.0, 0.0])
+
+
+def test_summary_markdown_is_the_readme_table():
+    """The Markdown table has the README's columns, percentages to 0.1 and a signed error of the mean."""
+    pairs = cc.compare(tables([1.0, 2.0], [0.5, 0.25]), tables([1.1, 1.8], [0.5, 0.5])).assign(scheduler="fair")
+    text = cc.summary_markdown(cc.summarize(pairs, by=["scheduler"]))
+    assert text.splitlines() == [
+        "| scheduler | median \\|SCT error\\| | p95 \\|SCT error\\| | error of mean SCT | median \\|CCT error\\| |",
+        "|---|---|---|---|---|",
+        "| fair | 10.0% | 10.0% | \u22123.3% | 50.0% |",
+    ]
 
 
 def test_join_is_on_natural_keys_not_ids():
