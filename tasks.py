@@ -83,7 +83,7 @@ def test(c, quick=False, k=None):
 
 @task(klass=FlagTask, iterable=["scheduler", "set"], help={
     "scenario": "scenario name or path (default: small-search)",
-    "scheduler": "policy to check (repeatable; default: all seven)",
+    "scheduler": "policy to check (repeatable; default: all seven, or the scenario's for a flow workload)",
     "set": "override a scenario field, KEY=VALUE (repeatable)",
     "store": "result store folder (default: results/crosscheck-<scenario>)",
     "external": "CSV of an external fluid simulator to check against the packet backend instead",
@@ -93,9 +93,8 @@ def test(c, quick=False, k=None):
 def crosscheck(c, scenario="small-search", scheduler=None, set=None, store=None, external=None, workers=1):
     """Run a scenario on the packet and fluid backends and report, number by number, how they agree."""
     from ns3_hpsched.cli import crosscheck as run, parse_overrides
-    from ns3_hpsched.sched import POLICIES
 
-    run(scenario, list(scheduler or POLICIES), parse_overrides(set or []), store=store, external=external,
+    run(scenario, list(scheduler or []), parse_overrides(set or []), store=store, external=external,
         workers=int(workers))
 
 

@@ -122,13 +122,17 @@ def crosscheck(scenario: str, schedulers: list[str] | None = None, overrides: di
     ``crosscheck_summary.csv`` and ``crosscheck.png`` into the store folder.
     """
     from . import crosscheck as cc
+    from .sched import POLICIES
     from .store import load_store
     from .sweep import run_sweep
 
     overrides = dict(overrides or {})
     base = load_scenario(scenario, overrides)
     store_dir = Path(store) if store else RESULTS_DIR / f"crosscheck-{base.name}"
-    schedulers = [base.scheduler.name] if external else (schedulers or [base.scheduler.name])
+    flow_workload = base.workload.get("kind") in cc.FLOW_WORKLOADS
+    if external or (flow_workload and not schedulers):
+        schedulers = [base.scheduler.name]  # a flow list's classes are its own (pinned)
+    schedulers = schedulers or list(POLICIES)
     seed = int(overrides.pop("seed", base.seed))
     grid = {key: [value] for key, value in overrides.items()}
     grid["backend"] = ["packet"] if external else ["packet", "fluid"]
@@ -137,7 +141,7 @@ def crosscheck(scenario: str, schedulers: list[str] | None = None, overrides: di
     if len(failed):
         raise RuntimeError(f"{len(failed)} runs failed, e.g. {failed.iloc[0]['error']}")
     tables = load_store(store_dir)
-    if not external and base.workload.get("kind") in cc.FLOW_WORKLOADS:
+    if not external and flow_workload:
         print(cc.flow_crosscheck(tables, schedulers, store_dir), f"\nwritten to {store_dir}", sep="")
         return store_dir
     frames = []
