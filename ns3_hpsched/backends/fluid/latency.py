@@ -23,9 +23,15 @@ import numpy as np
 __all__ = ["handshake_s", "delivery_s"]
 
 
-def handshake_s(path: tuple[int, ...], port_delay_s: np.ndarray) -> float:
-    """Base RTT of a path: the time before a new flow's first byte is sent."""
-    return 2.0 * float(port_delay_s[list(path)].sum())
+def handshake_s(path_offsets: np.ndarray, path_ports: np.ndarray, port_delay_s: np.ndarray) -> np.ndarray:
+    """Base RTT of each path (the time before a new flow's first byte is sent), for several flows.
+
+    The ports of flow ``i`` are ``path_ports[path_offsets[i]:path_offsets[i + 1]]`` (as in a
+    :class:`~ns3_hpsched.backends.base.FlowBatch`); an empty path has no delay.
+    """
+    delay = np.concatenate([port_delay_s[path_ports], [0.0]])  # the 0 closes reduceat's last slice
+    one_way = np.add.reduceat(delay, path_offsets[:-1]) if len(path_offsets) > 1 else np.empty(0)
+    return 2.0 * np.where(np.diff(path_offsets) > 0, one_way, 0.0)
 
 
 def delivery_s(paths: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarray,
