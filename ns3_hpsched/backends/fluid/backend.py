@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import pandas as pd
 
@@ -124,6 +125,8 @@ class FluidBackend(Backend):
         Raises :class:`ConfigError` naming ``flow N.<field>`` (as :meth:`Backend.check_flow`)
         for the first bad flow, before any flow of the batch is started.
         """
+        if not len(batch):
+            return
         self._check_batch(batch)
         coflow = self._coflows.indices(batch.coflow_id)
         recs = self._flows.add_batch(batch.flow_id, batch.src, batch.dst, batch.size_bytes, batch.priority,
@@ -132,6 +135,9 @@ class FluidBackend(Backend):
             self._arrived.append(recs)
             return
         arrive_s = self._now + handshake_s(batch.path_offsets, batch.path_ports, self._delay)
+        if (arrive_s == arrive_s[0]).all():  # e.g. one flow, or a big switch: one event
+            self._queue.push(float(arrive_s[0]), self._arrive, recs)
+            return
         times, group = np.unique(arrive_s, return_inverse=True)
         order = np.argsort(group, kind="stable")
         bounds = np.searchsorted(group[order], np.arange(len(times) + 1))
@@ -140,12 +146,9 @@ class FluidBackend(Backend):
 
     def _check_batch(self, batch: FlowBatch) -> None:
         """Raise the :meth:`Backend.check_flow` error of the first flow of ``batch`` that has one."""
-        n_hosts = self.topology.n_hosts
-        bad = ((batch.src < 0) | (batch.src >= n_hosts) | (batch.dst < 0) | (batch.dst >= n_hosts)
-               | (batch.src == batch.dst) | (batch.size_bytes <= 0)
-               | (batch.priority < 0) | (batch.priority >= self.n_classes))
-        if bad.any():
-            i = int(np.argmax(bad))
+        i = _first_bad_flow(batch.src, batch.dst, batch.size_bytes, batch.priority, self.topology.n_hosts,
+                            self.n_classes)
+        if i >= 0:
             self.check_flow(FlowStart(*(int(getattr(batch, name)[i]) for name in
                                         ("flow_id", "src", "dst", "size_bytes", "priority", "coflow_id"))))
 
@@ -354,3 +357,13 @@ class FluidBackend(Backend):
 
     def _threshold_crossed(self, coflow_id: int) -> None:
         self.on_threshold(coflow_id)
+
+
+@numba.njit(cache=True)
+def _first_bad_flow(src, dst, size_bytes, priority, n_hosts, n_classes):
+    """Index of the first flow :meth:`Backend.check_flow` would reject (``-1`` if none)."""
+    for i in range(len(src)):
+        if not (0 <= src[i] < n_hosts and 0 <= dst[i] < n_hosts and src[i] != dst[i]
+                and size_bytes[i] > 0 and 0 <= priority[i] < n_classes):
+            return i
+    return -1

@@ -41,6 +41,8 @@ class CoflowMeter:
 
     def indices(self, coflow_ids: np.ndarray) -> np.ndarray:
         """Dense indices of several coflow ids (new ones numbered in order of first appearance)."""
+        if len(coflow_ids) and (coflow_ids == coflow_ids[0]).all():  # the usual batch: one coflow
+            return np.full(len(coflow_ids), self.index(int(coflow_ids[0])), dtype=np.int64)
         ids, first, inverse = np.unique(coflow_ids, return_index=True, return_inverse=True)
         idx = np.empty(len(ids), dtype=np.int64)
         for k in np.argsort(first).tolist():

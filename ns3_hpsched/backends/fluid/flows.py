@@ -70,20 +70,17 @@ class FlowStore:
         n, r = len(ids), self.n
         while r + n > len(self.flow_id):
             self._grow_rows()
-        lengths = np.diff(path_offsets)
-        width = int(lengths.max()) if n else 0
+        width = _widest(path_offsets)
         if width > self.path.shape[1]:
             self.path = np.pad(self.path, ((0, 0), (0, width - self.path.shape[1])), constant_values=-1)
-        recs = np.arange(r, r + n)
         for name, values in (("flow_id", flow_id), ("src", src), ("dst", dst), ("size", size),
                              ("klass", klass), ("coflow", coflow)):
             getattr(self, name)[r:r + n] = values
         self.start_s[r:r + n] = start_s
-        row = np.repeat(recs, lengths)
-        self.path[row, np.arange(len(path_ports)) - np.repeat(path_offsets[:-1], lengths)] = path_ports
+        _write_paths(self.path, r, path_offsets, path_ports)
         self._index.update(zip(ids, range(r, r + n)))
         self.n += n
-        return recs
+        return np.arange(r, r + n)
 
     def _check_new(self, ids: list[int]) -> None:
         """Raise ``ValueError`` naming a flow id already started (or twice in ``ids``)."""
@@ -149,10 +146,7 @@ class FlowStore:
     def set_rates(self, rate_bps: np.ndarray, now: float) -> None:
         """Give the active flows new rates (after :meth:`sync` at ``now``) and their finish times."""
         self.rate_bps = rate_bps
-        remaining = self.size[self.active] - self.sent[self.active]
-        with np.errstate(divide="ignore"):
-            self.finish_at = now + remaining * 8 / rate_bps
-        self.finish_at[remaining <= FINISH_RTOL * self.size[self.active]] = now
+        self.finish_at = _finish_times(self.active, self.size, self.sent, rate_bps, now, FINISH_RTOL)
 
     def _grow_rows(self) -> None:
         """Double the record arrays."""
@@ -171,3 +165,32 @@ def _integrate(active, rate_bps, dt, sent, coflow, coflow_sent):
         sent[r] += added
         if coflow[r] >= 0:
             coflow_sent[coflow[r]] += added
+
+
+@numba.njit(cache=True)
+def _widest(path_offsets):
+    """Most ports on one path of a batch."""
+    width = 0
+    for i in range(len(path_offsets) - 1):
+        width = max(width, path_offsets[i + 1] - path_offsets[i])
+    return width
+
+
+@numba.njit(cache=True)
+def _write_paths(path, first_row, path_offsets, path_ports):
+    """Copy a batch's ragged paths into rows ``first_row ..`` of the padded matrix."""
+    for i in range(len(path_offsets) - 1):
+        lo, hi = path_offsets[i], path_offsets[i + 1]
+        for j in range(hi - lo):
+            path[first_row + i, j] = path_ports[lo + j]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _finish_times(active, size, sent, rate_bps, now, rtol):
+    """When each active flow sends its last byte at its rate (``now`` if within ``rtol`` of done)."""
+    finish_at = np.empty(len(active))
+    for i in range(len(active)):
+        r = active[i]
+        remaining = size[r] - sent[r]
+        finish_at[i] = now if remaining <= rtol * size[r] else now + remaining * 8 / rate_bps[i]
+    return finish_at
