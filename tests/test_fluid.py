@@ -214,6 +214,35 @@ def test_incremental_allocation_equals_allocating_from_scratch():
         np.testing.assert_allclose(alloc.rates_bps, scratch, rtol=1e-9, atol=1e-3)
 
 
+def test_incremental_allocation_with_explicit_rates_equals_from_scratch():
+    """Explicit rates set, changed and cleared at random (as Varys does), with flows arriving,
+    finishing and changing class: every allocation, refilled only from the highest class that
+    crosses a port whose explicit rates changed, equals the allocator's from-scratch rates."""
+    rng = np.random.default_rng(11)
+    topo = fat_tree(4, rate_bps=C)
+    backend = FluidBackend(topo, n_classes=3, latency=False)
+    seen = []  # (allocation, explicit rates of its flows)
+    backend.on_allocate = lambda a: seen.append(
+        (a, backend._flows.given_bps[backend._flows.records(a.flow_ids)].copy()))
+    started, path = [], {}
+    for fid in range(60):
+        src, dst = rng.choice(topo.n_hosts, size=2, replace=False)
+        flow = FlowStart(fid, int(src), int(dst), int(rng.integers(1_000, 2_000_000)), int(rng.integers(0, 3)))
+        path[fid] = topo.flow_path(fid, flow.src, flow.dst)
+        backend.at(float(rng.uniform(0, 2e-3)), lambda f=flow: (backend.start_flow(f), started.append(f.flow_id)))
+    for t in np.sort(rng.uniform(0, 3e-3, 30)).tolist():  # at most 8 flows at C/20: always feasible
+        backend.at(t, lambda k=int(rng.integers(0, 9)): backend.set_rates(
+            {f: C / 20 for f in rng.permutation(started)[:k].tolist()}))
+    for fid in rng.choice(60, size=20).tolist():
+        backend.at(float(rng.uniform(0, 3e-3)), lambda f=fid, c=int(rng.integers(0, 3)):
+                   f in started and backend.set_priority(f, c))
+    backend.run()
+    assert sum(given.any() for _, given in seen) > 10
+    for alloc, given in seen:
+        scratch = max_min_allocate([path[fid] for fid in alloc.flow_ids.tolist()], alloc.classes, topo.port_capacity_bps, given_rate=given)
+        np.testing.assert_allclose(alloc.rates_bps, scratch, rtol=1e-9, atol=1e-3)
+
+
 def test_two_runs_are_identical():
     """No randomness and no hash-order dependence: the same input gives the same tables."""
     first, _, _ = _random_run(latency=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["allocate_rates", "fill_classes", "gather_hops", "port_sum"]
+__all__ = ["allocate_rates", "fill_classes", "gather_hops", "lowest_class_on", "port_sum"]
 
 
 @numba.njit(cache=True)
@@ -71,23 +71,29 @@ def _by_class(hop_flow, klass, top, n_classes):
 
 
 @numba.njit(cache=True)
-def _fill_one_class(flow, port, fill, residual):
+def _fill_one_class(flow, port, fill, residual, scratch):
     """Max-min rates of the hops ``(flow, port)`` (one class) over ``residual``, in rounds.
 
     Writes each flow's rate to ``fill`` and subtracts what the class uses from ``residual``
-    in place. ``flow``/``port`` are scratch copies, compacted as flows freeze.
+    in place. ``flow``/``port`` are scratch copies, compacted as flows freeze. Each round
+    touches only the class's own ports (the others keep their residual), so a round costs
+    the class's hops, not the network's size. ``scratch`` holds per-port work arrays
+    (``count`` zero on entry, and left zero).
     """
-    n_ports = len(residual)
-    count = np.zeros(n_ports, dtype=np.int64)
+    count, share, neighbour, total, seen = scratch
+    ports = np.empty(len(port), dtype=np.int64)
+    n_used = 0
     for h in range(len(port)):
+        if count[port[h]] == 0:
+            ports[n_used] = port[h]
+            n_used += 1
         count[port[h]] += 1
-    share, neighbour, total = np.empty(n_ports), np.empty(n_ports), np.empty(n_ports)
-    bottleneck = np.zeros(n_ports, dtype=np.bool_)
+    ports = ports[:n_used]
     flow_share = np.empty(len(fill))
     frozen = np.zeros(len(fill), dtype=np.bool_)
     m = len(flow)
     while m > 0:
-        for p in range(n_ports):
+        for p in ports:
             share[p] = residual[p] / max(count[p], 1)
             neighbour[p] = np.inf
             total[p] = 0.0
@@ -98,11 +104,12 @@ def _fill_one_class(flow, port, fill, residual):
             flow_share[flow[h]] = min(flow_share[flow[h]], share[port[h]])
         for h in range(m):
             neighbour[port[h]] = min(neighbour[port[h]], flow_share[flow[h]])
-        for p in range(n_ports):
-            bottleneck[p] = count[p] > 0 and share[p] <= neighbour[p]
         for h in range(m):
-            if bottleneck[port[h]]:
+            p = port[h]
+            if count[p] > 0 and share[p] <= neighbour[p]:
                 frozen[flow[h]] = True
+        for p in ports:
+            seen[p] = count[p] > 0 and share[p] <= neighbour[p]  # the round's bottlenecks
         k = 0
         for h in range(m):
             f, p = flow[h], port[h]
@@ -113,9 +120,9 @@ def _fill_one_class(flow, port, fill, residual):
             else:
                 flow[k], port[k] = f, p
                 k += 1
-        for p in range(n_ports):
+        for p in ports:
             residual[p] = residual[p] - total[p]
-            if bottleneck[p] or residual[p] < 0.0:
+            if seen[p] or residual[p] < 0.0:
                 residual[p] = 0.0
         m = k
 
@@ -129,14 +136,18 @@ def fill_classes(hop_flow, hop_port, klass, rate, residual, top, n_classes):
     """
     order, start = _by_class(hop_flow, klass, top, n_classes)
     fill = np.zeros(len(rate))
+    n_ports = len(residual)
+    scratch = (np.zeros(n_ports, dtype=np.int64), np.empty(n_ports), np.empty(n_ports), np.empty(n_ports),
+               np.zeros(n_ports, dtype=np.bool_))
     for c in range(top, n_classes):
         if start[c + 1] == start[c]:
             continue
         hops = order[start[c]:start[c + 1]]
-        _fill_one_class(hop_flow[hops], hop_port[hops], fill, residual)
-        for i in range(len(rate)):
-            if klass[i] == c:
-                rate[i] += fill[i]
+        _fill_one_class(hop_flow[hops], hop_port[hops], fill, residual, scratch)
+        for h in hops:
+            f = hop_flow[h]
+            rate[f] += fill[f]
+            fill[f] = 0.0  # added once per flow however many hops it has
     crosses = np.zeros(len(rate), dtype=np.bool_)
     for h in range(len(hop_flow)):
         crosses[hop_flow[h]] = True
@@ -176,3 +187,17 @@ def allocate_rates(hop_flow, hop_port, klass, given, capacity, kept_rate, top, n
             residual[p] = 0.0
     fill_classes(hop_flow, hop_port, klass, rate, residual, top, n_classes)
     return rate, -1
+
+
+@numba.njit(cache=True)
+def lowest_class_on(hop_flow, hop_port, klass, marked_port, top):
+    """The smaller of ``top`` and the smallest class of a flow crossing a marked port.
+
+    Progressive filling of a class reads the residual capacity of its own ports only, so
+    when something changes on the marked ports, the classes above every flow crossing them
+    keep their rates; this is the first class that must be refilled.
+    """
+    for h in range(len(hop_flow)):
+        if marked_port[hop_port[h]]:
+            top = min(top, klass[hop_flow[h]])
+    return top

@@ -28,7 +28,7 @@ import pandas as pd
 
 from ...errors import ConfigError
 from ...sched.allocator import GIVEN_RTOL, allocate
-from ...sched.fill import allocate_rates, port_sum
+from ...sched.fill import allocate_rates, lowest_class_on, port_sum
 from ...topology import Topology
 from ..base import Backend, FlowBatch, FlowStart, RunStats
 from .coflows import CoflowMeter
@@ -102,7 +102,7 @@ class FluidBackend(Backend):
         self._given = np.empty(0, dtype=np.int64)  # records holding an explicit rate
         self._dirty = False                     # rates must be recomputed
         self._changed_class = n_classes         # ... from this class down
-        self._given_dirty = False               # an active flow's explicit rate changed
+        self._given_ports = np.zeros(topology.n_ports, dtype=bool)  # ports where explicit rates changed
         self._watch_dirty = False               # crossing times must be recomputed
         self._port_rate = np.zeros(topology.n_ports)
         self._port_tx = np.zeros(topology.n_ports)
@@ -186,8 +186,9 @@ class FluidBackend(Backend):
         f.given_bps[self._given] = 0.0
         f.given_bps[recs] = rates
         self._given = recs
-        if np.any((f.given_bps[touched] != before) & (f.state[touched] == ACTIVE)):
-            self._given_changed()
+        changed = (f.given_bps[touched] != before) & (f.state[touched] == ACTIVE)
+        if changed.any():
+            self._given_changed(touched[changed])
 
     def bytes_sent(self, flow_ids: Sequence[int]) -> np.ndarray:
         """Bytes of each flow sent so far (fluid: sent = delivered), rounded up to int64.
@@ -266,8 +267,7 @@ class FluidBackend(Backend):
                 recs = np.concatenate(self._arrived)
                 self._arrived = []
                 self._changed(self._flows.klass[recs].min())
-                if self._flows.given_bps[recs].any():
-                    self._given_changed()
+                self._given_changed(recs[self._flows.given_bps[recs] > 0])
                 self._flows.activate(recs)
             self._allocate()
             self._dirty = False
@@ -291,13 +291,13 @@ class FluidBackend(Backend):
         f = self._flows
         incidence = f.incidence()
         klass, given = f.klass[f.active], f.given_bps[f.active]
-        top = 0 if self._given_dirty else self._changed_class
+        top = lowest_class_on(incidence.flow, incidence.port, klass, self._given_ports, self._changed_class)
         rate, over = allocate_rates(incidence.flow, incidence.port, klass, given, self._capacity, f.rate_bps,
                                     top, self.n_classes, GIVEN_RTOL, RESIDUAL_RTOL)
         if over >= 0:
             allocate(incidence, klass, self._capacity, given_rate=given)  # raises, naming the port
         self._changed_class = self.n_classes
-        self._given_dirty = False
+        self._given_ports[:] = False
         f.set_rates(rate, self._now)
         self._port_rate = port_sum(incidence.flow, incidence.port, rate, self.topology.n_ports)
         if self.on_allocate is not None:
@@ -309,10 +309,17 @@ class FluidBackend(Backend):
         self._changed_class = min(self._changed_class, int(klass))
         self._dirty = True
 
-    def _given_changed(self) -> None:
-        """An active flow's explicit rate changed: every class must be refilled."""
-        self._given_dirty = True
-        self._dirty = True
+    def _given_changed(self, recs: np.ndarray) -> None:
+        """Records ``recs`` gained, lost or changed an explicit rate while sending.
+
+        Explicit rates come out of every class's share of their ports, so every class with
+        a flow on one of those ports must be refilled (:func:`lowest_class_on` finds the
+        highest such class at the next allocation); classes on other ports keep their rates.
+        """
+        if len(recs):
+            ports = self._flows.path[recs]
+            self._given_ports[ports[ports >= 0]] = True
+            self._dirty = True
 
     def _next_finish(self) -> float:
         """When the next active flow sends its last byte (``inf`` if none)."""
@@ -328,8 +335,7 @@ class FluidBackend(Backend):
             self._sync()
             recs, crumbs = f.finish(due)
             self._changed(f.klass[recs].min())
-            if f.given_bps[recs].any():
-                self._given_changed()
+            self._given_changed(recs[f.given_bps[recs] > 0])
             self._coflows.add(f.coflow[recs], crumbs)
             delay = (delivery_s(f.path[recs], f.size[recs], self._delay, self._capacity, self.topology.mtu_bytes)
                      if self.latency else np.zeros(len(recs)))
