@@ -25,11 +25,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coflows", type=int, default=100, help="first N coflows of the trace")
     parser.add_argument("--policy", action="append", help="policy (repeatable; default: all five)")
+    parser.add_argument("--trace", help="trace file (default: the scenario's workload.path)")
     args = parser.parse_args()
     print(f"{'policy':10s} {'coflows':>7s} {'flows':>7s} {'decisions':>9s} {'wall_s':>7s} {'cpu_s':>7s} "
           f"{'avg CCT s':>9s}")
     for policy in args.policy or POLICIES:
-        scenario = load_scenario("fb-trace", {"workload.max_coflows": args.coflows, "scheduler.name": policy})
+        overrides = {"workload.max_coflows": args.coflows, "scheduler.name": policy}
+        if args.trace:
+            overrides["workload.path"] = args.trace
+        scenario = load_scenario("fb-trace", overrides)
         wall, cpu = time.perf_counter(), time.process_time()
         records, _, _ = simulate(scenario)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

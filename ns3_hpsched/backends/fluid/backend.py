@@ -1,9 +1,12 @@
 """The fluid (flow-level) backend: rates from the project's allocator, exact event times.
 
-Between two events every flow sends at a constant rate. Rates come from
-:func:`ns3_hpsched.sched.allocator.allocate` (strict priority across classes, max-min
-inside a class, work conserving, explicit rates first) over the topology's ports and the
-*same* per-flow ECMP paths as the packet backend (:meth:`Topology.flow_path`).
+Between two events every flow sends at a constant rate. Rates come from the project's
+allocator (:mod:`ns3_hpsched.sched.allocator`: strict priority across classes, max-min
+inside a class, work conserving, explicit rates first), run compiled
+(:func:`ns3_hpsched.sched.fill.allocate_rates`, the same floats as the allocator's float
+path) over the topology's ports and the *same* per-flow ECMP paths as the packet backend:
+the paths the driver computed once and handed over in each :class:`FlowBatch`.
+Flows are started, re-classed and integrated as columns (no Python step per flow).
 
 The next event is the earliest of: a scheduled callback, a flow's last byte leaving its
 sender, a watched coflow crossing its threshold -- all computed exactly from the current

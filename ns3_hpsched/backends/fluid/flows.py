@@ -3,7 +3,8 @@
 Flows are *records* numbered in start order (a record never moves). The *active* flows
 (past their handshake, not yet finished) are a dense array of record numbers with their
 rates; the allocator reads their paths as an incidence built from a padded port matrix,
-so the work per event is a handful of array operations over the active flows.
+so the work per event is a handful of array operations and compiled loops over the
+active flows. A batch of flows is recorded in one step, its paths copied from the batch.
 
 Bytes are brought up to date lazily: between two *syncs* every active flow sends at its
 constant rate, so its sent bytes at any time are ``sent + rate * (t - synced_s) / 8``.
