@@ -26,15 +26,44 @@ POLICIES = ("fair", "fifo-lm", "varys", "aalo", "sincronia")
 
 #: Parts of the package, by path fragment (first match wins); everything else is "other".
 PARTS = {"fluid backend": ("backends/fluid/", "sched/fill", "sched/allocator"), "driver": ("ns3_hpsched/driver",),
-         "policies": ("ns3_hpsched/sched/",), "topology": ("ns3_hpsched/topology/",)}
+         "batches": ("backends/base",), "policies": ("ns3_hpsched/sched/",),
+         "topology": ("ns3_hpsched/topology/",), "workload": ("ns3_hpsched/workload/",)}
+
+
+def _part(path: str) -> str | None:
+    """The part of the package a source file belongs to (``None`` outside the package)."""
+    return next((name for name, frags in PARTS.items() if any(f in path for f in frags)),
+                "other" if "ns3_hpsched" in path else None)
 
 
 def _split(profile: cProfile.Profile) -> dict[str, float]:
-    """Own (not cumulative) profiled seconds per part of the package, numpy calls counted as other."""
+    """Profiled own seconds per part of the package; time in numpy and other libraries is
+    charged to the part that called them (split by the calls' own time, through library frames)."""
+    stats = pstats.Stats(profile).stats
+    memo: dict = {}
+
+    def shares(func, depth=0) -> dict[str, float]:
+        """Fractions of ``func``'s time that belong to each part."""
+        if func in memo:
+            return memo[func]
+        part = _part(func[0])
+        if part or depth > 20 or not stats[func][4]:
+            memo[func] = {part or "other": 1.0}
+            return memo[func]
+        memo[func] = {"other": 1.0}  # cycles: provisional
+        callers = stats[func][4]
+        total = sum(c[2] for c in callers.values()) or 1.0
+        out: dict[str, float] = {}
+        for caller, c in callers.items():
+            for name, x in (shares(caller, depth + 1) if caller in stats else {"other": 1.0}).items():
+                out[name] = out.get(name, 0.0) + x * (c[2] / total if total else 1 / len(callers))
+        memo[func] = out
+        return out
+
     seconds = dict.fromkeys([*PARTS, "other"], 0.0)
-    for (path, _, _), (_, _, own, _, _) in pstats.Stats(profile).stats.items():
-        part = next((name for name, frags in PARTS.items() if any(f in path for f in frags)), "other")
-        seconds[part] += own
+    for func, (_, _, own, _, _) in stats.items():
+        for name, x in shares(func).items():
+            seconds[name] += own * x
     return seconds
 
 
