@@ -175,9 +175,10 @@ class FluidBackend(Backend):
 
         The allocator grants them before anything else and then hands leftover capacity
         out in class order (see :mod:`ns3_hpsched.sched.allocator`); rates that overload a
-        port make the next allocation raise ``ValueError``. Explicit rates enter every
-        class's leftover, so a change on an active flow refills all classes; rates set
-        again to what they were, or changed only on flows not sending yet, refill nothing.
+        port make the next allocation raise ``ValueError``. An explicit rate comes out of
+        every class's leftover on its flow's ports, so a change on a sending flow refills
+        every class with a flow on those ports (and the classes below); rates set again to
+        what they were, or changed only on flows not sending yet, refill nothing.
         """
         f = self._flows
         recs = f.records(list(rates_bps))
