@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ns3_hpsched.backends.base import FlowStart
+from ns3_hpsched.backends.base import FlowBatch, FlowStart
 from ns3_hpsched.backends.fluid import FluidBackend
 from ns3_hpsched.errors import ConfigError
 from ns3_hpsched.sched.allocator import max_min_allocate
@@ -270,3 +270,24 @@ def test_bad_input_is_rejected():
         backend.at(backend.now() - 1.0, lambda: None)
     with pytest.raises(ConfigError, match="fluid.latency"):
         FluidBackend(dumbbell(), latency="yes")
+
+
+def test_a_bad_flow_in_a_batch_names_itself_and_starts_nothing():
+    """Batch checks name the first bad flow's field, as the one-flow check does, before any
+    flow of the batch is started; a bad class in a bulk class change changes nothing."""
+    topo = dumbbell(rate_bps=C)
+    backend = FluidBackend(topo, n_classes=2, latency=False)
+    good = [FlowStart(1, 0, 2, 10), FlowStart(2, 1, 3, 10)]
+    for bad, field in [(FlowStart(3, 0, 2, 0), "flow 3.size_bytes"), (FlowStart(3, 2, 2, 10), "flow 3.dst"),
+                       (FlowStart(3, 1, 2, 10, priority=-1), "flow 3.priority")]:
+        with pytest.raises(ConfigError) as info:
+            backend.start_flows(FlowBatch.of([*good, bad, FlowStart(4, 0, 0, 10)], topo))
+        assert info.value.field == field
+    with pytest.raises(ValueError, match="flow 2 was already started"):
+        backend.start_flows(FlowBatch.of([*good, FlowStart(2, 0, 3, 10)], topo))
+    backend.start_flows(FlowBatch.of(good, topo))
+    with pytest.raises(ValueError, match="got 2"):
+        backend.set_priorities(np.array([1, 2]), np.array([1, 2]))
+    backend.set_priorities(np.array([2, 1, 2]), np.array([1, 1, 0]))  # in order: the last one wins
+    # flow 2 ended in class 0 and takes the bottleneck first; flow 1 (class 1) follows
+    assert _run(backend, []) == {2: pytest.approx(10 * 8 / C), 1: pytest.approx(20 * 8 / C)}

@@ -156,19 +156,15 @@ class FluidBackend(Backend):
                                         ("flow_id", "src", "dst", "size_bytes", "priority", "coflow_id"))))
 
     def set_priorities(self, flow_ids: np.ndarray, priorities: np.ndarray) -> None:
-        """Move flows to new classes (one array assignment); finished flows are left alone."""
+        """Move flows to new classes (one compiled pass); finished flows are left alone."""
         priorities = np.asarray(priorities, dtype=np.int64)
-        if len(priorities) and not (priorities.min() >= 0 and priorities.max() < self.n_classes):
-            bad = priorities[(priorities < 0) | (priorities >= self.n_classes)][0]
-            raise ValueError(f"priority class must be in 0..{self.n_classes - 1}, got {bad}")
         f = self._flows
         recs = f.records(flow_ids)
-        state, old = f.state[recs], f.klass[recs]
-        move = (state != DONE) & (old != priorities)
-        live = move & (state == ACTIVE)
-        if live.any():
-            self._changed(min(priorities[live].min(), old[live].min()))
-        f.klass[recs[move]] = priorities[move]
+        bad, top = _reclass(recs, priorities, f.state, f.klass, self.n_classes)
+        if bad >= 0:
+            raise ValueError(f"priority class must be in 0..{self.n_classes - 1}, got {priorities[bad]}")
+        if top < self.n_classes:
+            self._changed(top)
 
     def set_rates(self, rates_bps: dict[int, float]) -> None:
         """Replace the explicit rates: the flows named get theirs first, all others none.
@@ -377,3 +373,24 @@ def _first_bad_flow(src, dst, size_bytes, priority, n_hosts, n_classes):
                 and size_bytes[i] > 0 and 0 <= priority[i] < n_classes):
             return i
     return -1
+
+
+@numba.njit(cache=True)
+def _reclass(recs, priorities, state, klass, n_classes):
+    """Give records ``recs`` their new classes, in order (finished records keep theirs).
+
+    Returns ``(bad, top)``: the index of the first class out of range (``-1`` if none; then
+    nothing is changed) and the highest class a sending flow left or joined (``n_classes``
+    if none), from which the rates must be refilled.
+    """
+    for i in range(len(priorities)):
+        if not 0 <= priorities[i] < n_classes:
+            return i, n_classes
+    top = n_classes
+    for i in range(len(recs)):
+        r = recs[i]
+        if state[r] != DONE and klass[r] != priorities[i]:
+            if state[r] == ACTIVE:
+                top = min(top, priorities[i], klass[r])
+            klass[r] = priorities[i]
+    return -1, top

@@ -102,11 +102,7 @@ class FlowStore:
 
     def sent_at(self, recs: np.ndarray, now: float) -> np.ndarray:
         """Bytes of records ``recs`` sent by time ``now`` (floats, at most their sizes)."""
-        sent = self.sent[recs].copy()
-        pos = self.pos[recs]
-        live = pos >= 0
-        sent[live] += self.rate_bps[pos[live]] * (now - self.synced_s) / 8
-        return np.minimum(sent, self.size[recs])
+        return _sent_at(recs, self.sent, self.pos, self.rate_bps, self.size, now - self.synced_s)
 
     # -- the active set -----------------------------------------------------------------
 
@@ -195,3 +191,14 @@ def _finish_times(active, size, sent, rate_bps, now, rtol):
         remaining = size[r] - sent[r]
         finish_at[i] = now if remaining <= rtol * size[r] else now + remaining * 8 / rate_bps[i]
     return finish_at
+
+
+@numba.njit(cache=True)
+def _sent_at(recs, sent, pos, rate_bps, size, dt):
+    """``sent + rate * dt / 8`` for the active ones among ``recs``, capped at their sizes."""
+    out = np.empty(len(recs))
+    for i in range(len(recs)):
+        r = recs[i]
+        x = sent[r] + rate_bps[pos[r]] * dt / 8 if pos[r] >= 0 else sent[r]
+        out[i] = min(x, size[r])
+    return out
