@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ns3_hpsched.backends.base import FlowStart
+from ns3_hpsched.backends.base import FlowBatch, FlowStart
 from ns3_hpsched.backends.fluid import FluidBackend
 from ns3_hpsched.errors import ConfigError
 from ns3_hpsched.sched.allocator import max_min_allocate
@@ -214,6 +214,35 @@ def test_incremental_allocation_equals_allocating_from_scratch():
         np.testing.assert_allclose(alloc.rates_bps, scratch, rtol=1e-9, atol=1e-3)
 
 
+def test_incremental_allocation_with_explicit_rates_equals_from_scratch():
+    """Explicit rates set, changed and cleared at random (as Varys does), with flows arriving,
+    finishing and changing class: every allocation, refilled only from the highest class that
+    crosses a port whose explicit rates changed, equals the allocator's from-scratch rates."""
+    rng = np.random.default_rng(11)
+    topo = fat_tree(4, rate_bps=C)
+    backend = FluidBackend(topo, n_classes=3, latency=False)
+    seen = []  # (allocation, explicit rates of its flows)
+    backend.on_allocate = lambda a: seen.append(
+        (a, backend._flows.given_bps[backend._flows.records(a.flow_ids)].copy()))
+    started, path = [], {}
+    for fid in range(60):
+        src, dst = rng.choice(topo.n_hosts, size=2, replace=False)
+        flow = FlowStart(fid, int(src), int(dst), int(rng.integers(1_000, 2_000_000)), int(rng.integers(0, 3)))
+        path[fid] = topo.flow_path(fid, flow.src, flow.dst)
+        backend.at(float(rng.uniform(0, 2e-3)), lambda f=flow: (backend.start_flow(f), started.append(f.flow_id)))
+    for t in np.sort(rng.uniform(0, 3e-3, 30)).tolist():  # at most 8 flows at C/20: always feasible
+        backend.at(t, lambda k=int(rng.integers(0, 9)): backend.set_rates(
+            {f: C / 20 for f in rng.permutation(started)[:k].tolist()}))
+    for fid in rng.choice(60, size=20).tolist():
+        backend.at(float(rng.uniform(0, 3e-3)), lambda f=fid, c=int(rng.integers(0, 3)):
+                   f in started and backend.set_priority(f, c))
+    backend.run()
+    assert sum(given.any() for _, given in seen) > 10
+    for alloc, given in seen:
+        scratch = max_min_allocate([path[fid] for fid in alloc.flow_ids.tolist()], alloc.classes, topo.port_capacity_bps, given_rate=given)
+        np.testing.assert_allclose(alloc.rates_bps, scratch, rtol=1e-9, atol=1e-3)
+
+
 def test_two_runs_are_identical():
     """No randomness and no hash-order dependence: the same input gives the same tables."""
     first, _, _ = _random_run(latency=True)
@@ -241,3 +270,24 @@ def test_bad_input_is_rejected():
         backend.at(backend.now() - 1.0, lambda: None)
     with pytest.raises(ConfigError, match="fluid.latency"):
         FluidBackend(dumbbell(), latency="yes")
+
+
+def test_a_bad_flow_in_a_batch_names_itself_and_starts_nothing():
+    """Batch checks name the first bad flow's field, as the one-flow check does, before any
+    flow of the batch is started; a bad class in a bulk class change changes nothing."""
+    topo = dumbbell(rate_bps=C)
+    backend = FluidBackend(topo, n_classes=2, latency=False)
+    good = [FlowStart(1, 0, 2, 10), FlowStart(2, 1, 3, 10)]
+    for bad, field in [(FlowStart(3, 0, 2, 0), "flow 3.size_bytes"), (FlowStart(3, 2, 2, 10), "flow 3.dst"),
+                       (FlowStart(3, 1, 2, 10, priority=-1), "flow 3.priority")]:
+        with pytest.raises(ConfigError) as info:
+            backend.start_flows(FlowBatch.of([*good, bad, FlowStart(4, 0, 0, 10)], topo))
+        assert info.value.field == field
+    with pytest.raises(ValueError, match="flow 2 was already started"):
+        backend.start_flows(FlowBatch.of([*good, FlowStart(2, 0, 3, 10)], topo))
+    backend.start_flows(FlowBatch.of(good, topo))
+    with pytest.raises(ValueError, match="got 2"):
+        backend.set_priorities(np.array([1, 2]), np.array([1, 2]))
+    backend.set_priorities(np.array([2, 1, 2]), np.array([1, 1, 0]))  # in order: the last one wins
+    # flow 2 ended in class 0 and takes the bottleneck first; flow 1 (class 1) follows
+    assert _run(backend, []) == {2: pytest.approx(10 * 8 / C), 1: pytest.approx(20 * 8 / C)}

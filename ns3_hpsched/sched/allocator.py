@@ -15,8 +15,10 @@ A flow that crosses no port and has no cap is constrained by nothing: its rate i
 ``inf`` (the backends never create one: a flow's source and destination differ).
 
 One algorithm serves two number types. Give the capacities as floats for speed (runs),
-or as :class:`fractions.Fraction` (an ``object`` array) for exact rates (tests, oracle):
-every step is a numpy array operation that works on both.
+or as :class:`fractions.Fraction` (an ``object`` array) for exact rates (tests, oracle).
+Fractions go through the numpy version below (every step an array operation); floats go
+through its compiled twin :mod:`ns3_hpsched.sched.fill`, which does the same operations in
+the same order and so gives the same floats bit for bit (a property test holds it to that).
 
 Progressive filling in parallel rounds
 ---------------------------------------
@@ -38,6 +40,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+
+from .fill import allocate_rates
 
 __all__ = ["Incidence", "allocate", "max_min_allocate"]
 
@@ -115,6 +119,18 @@ def allocate(incidence: Incidence, flow_class: Sequence[int], capacity: Sequence
         raise ValueError(f"flow_class must give one class per flow ({n}), got shape {flow_class.shape}")
     inc, capacity = _add_cap_ports(incidence, capacity, rate_cap)
     rate = _zeros(n, like=capacity) if given_rate is None else _numbers(given_rate, like=capacity)
+    if capacity.dtype != object:
+        return _allocate_compiled(inc, flow_class, rate, capacity)
+    return _allocate_arrays(inc, flow_class, rate, capacity)
+
+
+def _allocate_arrays(inc: Incidence, flow_class: np.ndarray, rate: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """Explicit ``rate`` plus strict-priority max-min fill, in numpy array operations.
+
+    Works on floats and on Fractions alike; :func:`allocate` sends only Fractions here
+    (the compiled twin handles floats), and tests compare the two on floats.
+    """
+    n = inc.n_flows
     residual = capacity - _port_sum(inc.port, rate[inc.flow], capacity)
     _check_given_fit(residual, capacity)
     residual = np.maximum(residual, _zeros(1, like=capacity))
@@ -125,6 +141,21 @@ def allocate(incidence: Incidence, flow_class: Sequence[int], capacity: Sequence
     crosses = np.zeros(n, dtype=bool)
     crosses[inc.flow] = True
     rate[~crosses] = np.inf
+    return rate
+
+
+def _allocate_compiled(inc: Incidence, flow_class: np.ndarray, given: np.ndarray,
+                       capacity: np.ndarray) -> np.ndarray:
+    """The float path: :func:`~ns3_hpsched.sched.fill.allocate_rates`, same rates bit for bit."""
+    if given.shape != (inc.n_flows,):
+        raise ValueError(f"given_rate must give one rate per flow ({inc.n_flows}), got shape {given.shape}")
+    if len(flow_class) and flow_class.min() < 0:
+        raise ValueError("flow classes must be non-negative integers (0 highest)")
+    n_classes = int(flow_class.max()) + 1 if len(flow_class) else 1
+    rate, over = allocate_rates(inc.flow.astype(np.int64), inc.port.astype(np.int64), flow_class, given,
+                                capacity, given, 0, n_classes, GIVEN_RTOL, 0.0)
+    if over >= 0:
+        _check_given_fit(capacity - _port_sum(inc.port, given[inc.flow], capacity), capacity)
     return rate
 
 

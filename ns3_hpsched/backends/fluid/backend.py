@@ -1,9 +1,12 @@
 """The fluid (flow-level) backend: rates from the project's allocator, exact event times.
 
-Between two events every flow sends at a constant rate. Rates come from
-:func:`ns3_hpsched.sched.allocator.allocate` (strict priority across classes, max-min
-inside a class, work conserving, explicit rates first) over the topology's ports and the
-*same* per-flow ECMP paths as the packet backend (:meth:`Topology.flow_path`).
+Between two events every flow sends at a constant rate. Rates come from the project's
+allocator (:mod:`ns3_hpsched.sched.allocator`: strict priority across classes, max-min
+inside a class, work conserving, explicit rates first), run compiled
+(:func:`ns3_hpsched.sched.fill.allocate_rates`, the same floats as the allocator's float
+path) over the topology's ports and the *same* per-flow ECMP paths as the packet backend:
+the paths the driver computed once and handed over in each :class:`FlowBatch`.
+Flows are started, re-classed and integrated as columns (no Python step per flow).
 
 The next event is the earliest of: a scheduled callback, a flow's last byte leaving its
 sender, a watched coflow crossing its threshold -- all computed exactly from the current
@@ -22,13 +25,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import pandas as pd
 
 from ...errors import ConfigError
-from ...sched.allocator import Incidence, allocate
+from ...sched.allocator import GIVEN_RTOL, allocate
+from ...sched.fill import allocate_rates, lowest_class_on, port_sum
 from ...topology import Topology
-from ..base import Backend, FlowBatch, RunStats
+from ..base import Backend, FlowBatch, FlowStart, RunStats
 from .coflows import CoflowMeter
 from .events import EventQueue
 from .flows import ACTIVE, DONE, FlowStore
@@ -100,11 +105,11 @@ class FluidBackend(Backend):
         self._coflows = CoflowMeter()
         self._now = 0.0
         self._events = 0
-        self._arrived: list[int] = []           # records past their handshake, not yet active
+        self._arrived: list[np.ndarray] = []    # records past their handshake, not yet active
         self._given = np.empty(0, dtype=np.int64)  # records holding an explicit rate
         self._dirty = False                     # rates must be recomputed
         self._changed_class = n_classes         # ... from this class down
-        self._given_last = False                # the last allocation granted explicit rates
+        self._given_ports = np.zeros(topology.n_ports, dtype=bool)  # ports where explicit rates changed
         self._watch_dirty = False               # crossing times must be recomputed
         self._port_rate = np.zeros(topology.n_ports)
         self._port_tx = np.zeros(topology.n_ports)
@@ -122,50 +127,73 @@ class FluidBackend(Backend):
         self._queue.push(float(time_s), fn)
 
     def start_flows(self, batch: FlowBatch) -> None:
-        """Start the batch's flows now; each sends after its handshake when ``latency`` is on."""
-        for i in range(len(batch)):
-            flow_id, src, dst, size = (int(batch.flow_id[i]), int(batch.src[i]), int(batch.dst[i]),
-                                       int(batch.size_bytes[i]))
-            self._check_class(int(batch.priority[i]))
-            if src == dst:
-                raise ValueError(f"flow {flow_id}: source and destination are both host {src}")
-            if not size > 0:
-                raise ValueError(f"flow {flow_id}: size must be > 0 bytes, got {size}")
-            path = tuple(batch.path_ports[batch.path_offsets[i]:batch.path_offsets[i + 1]].tolist())
-            rec = self._flows.add(flow_id, src, dst, size, int(batch.priority[i]),
-                                  self._coflows.index(int(batch.coflow_id[i])), path, self._now)
-            if self.latency:
-                wait = startup_s(path, size, self._delay, self._capacity, self.topology.mtu_bytes, self.transport)
-                self._queue.push(self._now + wait, self._arrive, rec)
-            else:
-                self._arrived.append(rec)
+        """Start the batch's flows now, in one step; each sends after its transport's start-up when ``latency`` is on.
+
+        Raises :class:`ConfigError` naming ``flow N.<field>`` (as :meth:`Backend.check_flow`)
+        for the first bad flow, before any flow of the batch is started.
+        """
+        if not len(batch):
+            return
+        self._check_batch(batch)
+        coflow = self._coflows.indices(batch.coflow_id)
+        recs = self._flows.add_batch(batch.flow_id, batch.src, batch.dst, batch.size_bytes, batch.priority,
+                                     coflow, batch.path_offsets, batch.path_ports, self._now)
+        if not self.latency:
+            self._arrived.append(recs)
+            return
+        arrive_s = self._now + startup_s(batch.path_offsets, batch.path_ports, batch.size_bytes, self._delay,
+                                         self._capacity, self.topology.mtu_bytes, self.transport)
+        if (arrive_s == arrive_s[0]).all():  # e.g. one flow, or a big switch: one event
+            self._queue.push(float(arrive_s[0]), self._arrive, recs)
+            return
+        times, group = np.unique(arrive_s, return_inverse=True)
+        order = np.argsort(group, kind="stable")
+        bounds = np.searchsorted(group[order], np.arange(len(times) + 1))
+        for k, time_s in enumerate(times.tolist()):  # one event per distinct handshake end
+            self._queue.push(time_s, self._arrive, recs[order[bounds[k]:bounds[k + 1]]])
+
+    def _check_batch(self, batch: FlowBatch) -> None:
+        """Raise the :meth:`Backend.check_flow` error of the first flow of ``batch`` that has one."""
+        i = _first_bad_flow(batch.src, batch.dst, batch.size_bytes, batch.priority, self.topology.n_hosts,
+                            self.n_classes)
+        if i >= 0:
+            self.check_flow(FlowStart(*(int(getattr(batch, name)[i]) for name in
+                                        ("flow_id", "src", "dst", "size_bytes", "priority", "coflow_id"))))
 
     def set_priorities(self, flow_ids: np.ndarray, priorities: np.ndarray) -> None:
-        """Move flows to new classes; finished flows are left alone."""
-        for flow_id, priority in zip(np.asarray(flow_ids).tolist(), np.asarray(priorities).tolist()):
-            self._check_class(priority)
-            rec = self._flows.record(flow_id)
-            if self._flows.state[rec] == DONE or self._flows.klass[rec] == priority:
-                continue
-            if self._flows.state[rec] == ACTIVE:
-                self._changed(min(priority, self._flows.klass[rec]))
-            self._flows.klass[rec] = priority
+        """Move flows to new classes (one compiled pass); finished flows are left alone."""
+        priorities = np.asarray(priorities, dtype=np.int64)
+        f = self._flows
+        recs = f.records(flow_ids)
+        bad, top = _reclass(recs, priorities, f.state, f.klass, self.n_classes)
+        if bad >= 0:
+            raise ValueError(f"priority class must be in 0..{self.n_classes - 1}, got {priorities[bad]}")
+        if top < self.n_classes:
+            self._changed(top)
 
     def set_rates(self, rates_bps: dict[int, float]) -> None:
         """Replace the explicit rates: the flows named get theirs first, all others none.
 
         The allocator grants them before anything else and then hands leftover capacity
         out in class order (see :mod:`ns3_hpsched.sched.allocator`); rates that overload a
-        port make the next allocation raise ``ValueError``.
+        port make the next allocation raise ``ValueError``. An explicit rate comes out of
+        every class's leftover on its flow's ports, so a change on a sending flow refills
+        every class with a flow on those ports (and the classes below); rates set again to
+        what they were, or changed only on flows not sending yet, refill nothing.
         """
-        recs = self._flows.records(list(rates_bps))
+        f = self._flows
+        recs = f.records(list(rates_bps))
         rates = np.fromiter(rates_bps.values(), dtype=np.float64, count=len(rates_bps))
         if not np.all(np.isfinite(rates) & (rates >= 0)):
             raise ValueError("explicit rates must be finite and >= 0 bits per second")
-        self._flows.given_bps[self._given] = 0.0
-        self._flows.given_bps[recs] = rates
+        touched = np.concatenate([self._given, recs])
+        before = f.given_bps[touched]
+        f.given_bps[self._given] = 0.0
+        f.given_bps[recs] = rates
         self._given = recs
-        self._changed(0)
+        changed = (f.given_bps[touched] != before) & (f.state[touched] == ACTIVE)
+        if changed.any():
+            self._given_changed(touched[changed])
 
     def bytes_sent(self, flow_ids: Sequence[int]) -> np.ndarray:
         """Bytes of each flow sent so far (fluid: sent = delivered), rounded up to int64.
@@ -241,9 +269,11 @@ class FluidBackend(Backend):
         if self._arrived or self._dirty:
             self._sync()
             if self._arrived:
-                self._changed(self._flows.klass[self._arrived].min())
-                self._flows.activate(self._arrived)
+                recs = np.concatenate(self._arrived)
                 self._arrived = []
+                self._changed(self._flows.klass[recs].min())
+                self._given_changed(recs[self._flows.given_bps[recs] > 0])
+                self._flows.activate(recs)
             self._allocate()
             self._dirty = False
             self._watch_dirty = True
@@ -258,33 +288,23 @@ class FluidBackend(Backend):
 
         Strict priority means a class's rates depend only on the flows of its own and higher
         classes: flows above the highest class that changed keep their rates, and only the
-        classes from there down are refilled, in what the kept flows leave. Explicit rates
-        are granted across all classes first, so while any active flow has one (or had one
-        at the last allocation), everything is refilled.
+        classes from there down are refilled, in what the kept flows and every flow's
+        explicit rate leave. Explicit rates are granted across all classes first, so when
+        one of them changes (set, cleared, or its flow arriving or finishing) every class
+        is refilled.
         """
         f = self._flows
         incidence = f.incidence()
         klass, given = f.klass[f.active], f.given_bps[f.active]
-        top = 0 if given.any() or self._given_last else self._changed_class
-        kept = klass < top
-        if not kept.any():
-            rate = allocate(incidence, klass, self._capacity, given_rate=given)
-        else:
-            rate = f.rate_bps.copy()
-            hop_kept = kept[incidence.flow]
-            used = np.bincount(incidence.port[hop_kept], weights=rate[incidence.flow[hop_kept]],
-                               minlength=self.topology.n_ports)
-            residual = self._capacity - used
-            residual[residual <= RESIDUAL_RTOL * self._capacity] = 0.0  # saturated up to round-off
-            refill = np.flatnonzero(~kept)
-            local = np.cumsum(~kept) - 1
-            sub = Incidence(local[incidence.flow[~hop_kept]], incidence.port[~hop_kept], len(refill))
-            rate[refill] = allocate(sub, klass[refill], residual)
+        top = lowest_class_on(incidence.flow, incidence.port, klass, self._given_ports, self._changed_class)
+        rate, over = allocate_rates(incidence.flow, incidence.port, klass, given, self._capacity, f.rate_bps,
+                                    top, self.n_classes, GIVEN_RTOL, RESIDUAL_RTOL)
+        if over >= 0:
+            allocate(incidence, klass, self._capacity, given_rate=given)  # raises, naming the port
         self._changed_class = self.n_classes
-        self._given_last = bool(given.any())
+        self._given_ports[:] = False
         f.set_rates(rate, self._now)
-        self._port_rate = np.bincount(incidence.port, weights=rate[incidence.flow],
-                                      minlength=self.topology.n_ports)
+        self._port_rate = port_sum(incidence.flow, incidence.port, rate, self.topology.n_ports)
         if self.on_allocate is not None:
             self.on_allocate(Allocation(self._now, f.flow_id[f.active], klass, rate.copy(),
                                         self._port_rate.copy()))
@@ -293,6 +313,18 @@ class FluidBackend(Backend):
         """Rates of class ``klass`` and below must be recomputed."""
         self._changed_class = min(self._changed_class, int(klass))
         self._dirty = True
+
+    def _given_changed(self, recs: np.ndarray) -> None:
+        """Records ``recs`` gained, lost or changed an explicit rate while sending.
+
+        Explicit rates come out of every class's share of their ports, so every class with
+        a flow on one of those ports must be refilled (:func:`lowest_class_on` finds the
+        highest such class at the next allocation); classes on other ports keep their rates.
+        """
+        if len(recs):
+            ports = self._flows.path[recs]
+            self._given_ports[ports[ports >= 0]] = True
+            self._dirty = True
 
     def _next_finish(self) -> float:
         """When the next active flow sends its last byte (``inf`` if none)."""
@@ -308,6 +340,7 @@ class FluidBackend(Backend):
             self._sync()
             recs, crumbs = f.finish(due)
             self._changed(f.klass[recs].min())
+            self._given_changed(recs[f.given_bps[recs] > 0])
             self._coflows.add(f.coflow[recs], crumbs)
             delay = (delivery_s(f.path[recs], f.size[recs], self._delay, self._capacity, self.topology.mtu_bytes)
                      if self.latency else np.zeros(len(recs)))
@@ -323,13 +356,12 @@ class FluidBackend(Backend):
         dt = self._now - f.synced_s
         if dt == 0:
             return
-        added = f.sync(self._now)
-        self._coflows.add(f.coflow[f.active], added)
+        f.sync(self._now, self._coflows.sent)
         self._port_tx += self._port_rate * dt / 8
 
-    def _arrive(self, rec: int) -> None:
-        """A flow's handshake is over: it joins the active set at the next allocation."""
-        self._arrived.append(rec)
+    def _arrive(self, recs: np.ndarray) -> None:
+        """Flows' handshakes are over: they join the active set at the next allocation."""
+        self._arrived.append(recs)
 
     def _flow_done(self, flow_id: int, finish_s: float) -> None:
         self.on_flow_done(flow_id, finish_s)
@@ -337,6 +369,33 @@ class FluidBackend(Backend):
     def _threshold_crossed(self, coflow_id: int) -> None:
         self.on_threshold(coflow_id)
 
-    def _check_class(self, priority: int) -> None:
-        if not 0 <= priority < self.n_classes:
-            raise ValueError(f"priority class must be in 0..{self.n_classes - 1}, got {priority}")
+
+@numba.njit(cache=True)
+def _first_bad_flow(src, dst, size_bytes, priority, n_hosts, n_classes):
+    """Index of the first flow :meth:`Backend.check_flow` would reject (``-1`` if none)."""
+    for i in range(len(src)):
+        if not (0 <= src[i] < n_hosts and 0 <= dst[i] < n_hosts and src[i] != dst[i]
+                and size_bytes[i] > 0 and 0 <= priority[i] < n_classes):
+            return i
+    return -1
+
+
+@numba.njit(cache=True)
+def _reclass(recs, priorities, state, klass, n_classes):
+    """Give records ``recs`` their new classes, in order (finished records keep theirs).
+
+    Returns ``(bad, top)``: the index of the first class out of range (``-1`` if none; then
+    nothing is changed) and the highest class a sending flow left or joined (``n_classes``
+    if none), from which the rates must be refilled.
+    """
+    for i in range(len(priorities)):
+        if not 0 <= priorities[i] < n_classes:
+            return i, n_classes
+    top = n_classes
+    for i in range(len(recs)):
+        r = recs[i]
+        if state[r] != DONE and klass[r] != priorities[i]:
+            if state[r] == ACTIVE:
+                top = min(top, priorities[i], klass[r])
+            klass[r] = priorities[i]
+    return -1, top

@@ -39,6 +39,16 @@ class CoflowMeter:
                 self.sent = np.concatenate([self.sent, np.zeros(len(self.sent))])
         return idx
 
+    def indices(self, coflow_ids: np.ndarray) -> np.ndarray:
+        """Dense indices of several coflow ids (new ones numbered in order of first appearance)."""
+        if len(coflow_ids) and (coflow_ids == coflow_ids[0]).all():  # the usual batch: one coflow
+            return np.full(len(coflow_ids), self.index(int(coflow_ids[0])), dtype=np.int64)
+        ids, first, inverse = np.unique(coflow_ids, return_index=True, return_inverse=True)
+        idx = np.empty(len(ids), dtype=np.int64)
+        for k in np.argsort(first).tolist():
+            idx[k] = self.index(int(ids[k]))
+        return idx[inverse.reshape(-1)]
+
     def add(self, coflow_idx: np.ndarray, sent_bytes: np.ndarray) -> None:
         """Add bytes sent by flows of coflows ``coflow_idx`` (entries -1 are ignored)."""
         mine = coflow_idx >= 0

@@ -3,7 +3,8 @@
 Flows are *records* numbered in start order (a record never moves). The *active* flows
 (past their handshake, not yet finished) are a dense array of record numbers with their
 rates; the allocator reads their paths as an incidence built from a padded port matrix,
-so the work per event is a handful of array operations over the active flows.
+so the work per event is a handful of array operations and compiled loops over the
+active flows. A batch of flows is recorded in one step, its paths copied from the batch.
 
 Bytes are brought up to date lazily: between two *syncs* every active flow sends at its
 constant rate, so its sent bytes at any time are ``sent + rate * (t - synced_s) / 8``.
@@ -12,9 +13,11 @@ A sync happens only when rates are about to change.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ...sched.allocator import Incidence
+from ...sched.fill import gather_hops
 
 __all__ = ["FlowStore", "WAITING", "ACTIVE", "DONE"]
 
@@ -55,50 +58,58 @@ class FlowStore:
 
     # -- records ------------------------------------------------------------------------
 
-    def add(self, flow_id: int, src: int, dst: int, size: int, klass: int, coflow: int,
-            path: tuple[int, ...], start_s: float) -> int:
-        """Record a new (waiting) flow and return its record number."""
-        if flow_id in self._index:
-            raise ValueError(f"flow {flow_id} was already started: give every flow a unique id")
-        if self.n == len(self.flow_id):
-            self._grow_rows()
-        if len(path) > self.path.shape[1]:
-            self.path = np.pad(self.path, ((0, 0), (0, len(path) - self.path.shape[1])), constant_values=-1)
-        r = self.n
-        self.flow_id[r], self.src[r], self.dst[r], self.size[r] = flow_id, src, dst, size
-        self.klass[r], self.coflow[r], self.start_s[r] = klass, coflow, start_s
-        self.path[r, :len(path)] = path
-        self._index[flow_id] = r
-        self.n += 1
-        return r
+    def add_batch(self, flow_id: np.ndarray, src: np.ndarray, dst: np.ndarray, size: np.ndarray,
+                  klass: np.ndarray, coflow: np.ndarray, path_offsets: np.ndarray, path_ports: np.ndarray,
+                  start_s: float) -> np.ndarray:
+        """Record new (waiting) flows in one step and return their record numbers.
 
-    def record(self, flow_id: int) -> int:
-        """Record number of a started flow (``KeyError`` naming it otherwise)."""
-        try:
-            return self._index[flow_id]
-        except KeyError:
-            raise KeyError(f"flow {flow_id} was never started") from None
+        ``path_offsets``/``path_ports`` give the ports of flow ``i`` as
+        ``path_ports[path_offsets[i]:path_offsets[i + 1]]`` (as in a ``FlowBatch``).
+        """
+        ids = flow_id.tolist()
+        self._check_new(ids)
+        n, r = len(ids), self.n
+        while r + n > len(self.flow_id):
+            self._grow_rows()
+        width = _widest(path_offsets)
+        if width > self.path.shape[1]:
+            self.path = np.pad(self.path, ((0, 0), (0, width - self.path.shape[1])), constant_values=-1)
+        for name, values in (("flow_id", flow_id), ("src", src), ("dst", dst), ("size", size),
+                             ("klass", klass), ("coflow", coflow)):
+            getattr(self, name)[r:r + n] = values
+        self.start_s[r:r + n] = start_s
+        _write_paths(self.path, r, path_offsets, path_ports)
+        self._index.update(zip(ids, range(r, r + n)))
+        self.n += n
+        return np.arange(r, r + n)
+
+    def _check_new(self, ids: list[int]) -> None:
+        """Raise ``ValueError`` naming a flow id already started (or twice in ``ids``)."""
+        again = next((i for i in ids if i in self._index), None) if not self._index.keys().isdisjoint(ids) else None
+        if again is None and len(set(ids)) < len(ids):
+            seen: set[int] = set()
+            again = next(i for i in ids if i in seen or seen.add(i))
+        if again is not None:
+            raise ValueError(f"flow {again} was already started: give every flow a unique id")
 
     def records(self, flow_ids) -> np.ndarray:
-        """Record numbers of several started flows."""
-        return np.fromiter((self.record(int(f)) for f in flow_ids), dtype=np.int64, count=len(flow_ids))
+        """Record numbers of started flows (``KeyError`` naming the first unknown one)."""
+        ids = np.asarray(flow_ids, dtype=np.int64).tolist()
+        try:
+            return np.fromiter(map(self._index.__getitem__, ids), dtype=np.int64, count=len(ids))
+        except KeyError as err:
+            raise KeyError(f"flow {err.args[0]} was never started") from None
 
     def sent_at(self, recs: np.ndarray, now: float) -> np.ndarray:
         """Bytes of records ``recs`` sent by time ``now`` (floats, at most their sizes)."""
-        sent = self.sent[recs].copy()
-        pos = self.pos[recs]
-        live = pos >= 0
-        sent[live] += self.rate_bps[pos[live]] * (now - self.synced_s) / 8
-        return np.minimum(sent, self.size[recs])
+        return _sent_at(recs, self.sent, self.pos, self.rate_bps, self.size, now - self.synced_s)
 
     # -- the active set -----------------------------------------------------------------
 
-    def sync(self, now: float) -> np.ndarray:
-        """Bring active flows' sent bytes up to ``now``; return the bytes each active flow added."""
-        added = self.rate_bps * (now - self.synced_s) / 8
-        self.sent[self.active] += added
+    def sync(self, now: float, coflow_sent: np.ndarray) -> None:
+        """Bring active flows' sent bytes up to ``now``, adding them to their coflows' ``coflow_sent``."""
+        _integrate(self.active, self.rate_bps, now - self.synced_s, self.sent, self.coflow, coflow_sent)
         self.synced_s = now
-        return added
 
     def activate(self, recs: list[int]) -> None:
         """Append waiting records to the active set (rate 0 until the next allocation)."""
@@ -126,18 +137,13 @@ class FlowStore:
         return recs, crumbs
 
     def incidence(self) -> Incidence:
-        """Which active flow (by position) crosses which port."""
-        paths = self.path[self.active]
-        hop = paths >= 0
-        return Incidence(np.nonzero(hop)[0], paths[hop], len(self.active))
+        """Which active flow (by position) crosses which port, flow by flow in path order."""
+        return Incidence(*gather_hops(self.path, self.active), len(self.active))
 
     def set_rates(self, rate_bps: np.ndarray, now: float) -> None:
         """Give the active flows new rates (after :meth:`sync` at ``now``) and their finish times."""
         self.rate_bps = rate_bps
-        remaining = self.size[self.active] - self.sent[self.active]
-        with np.errstate(divide="ignore"):
-            self.finish_at = now + remaining * 8 / rate_bps
-        self.finish_at[remaining <= FINISH_RTOL * self.size[self.active]] = now
+        self.finish_at = _finish_times(self.active, self.size, self.sent, rate_bps, now, FINISH_RTOL)
 
     def _grow_rows(self) -> None:
         """Double the record arrays."""
@@ -145,3 +151,54 @@ class FlowStore:
         for name, (dtype, fill) in _COLUMNS.items():
             setattr(self, name, np.concatenate([getattr(self, name), np.full(n, fill, dtype=dtype)]))
         self.path = np.concatenate([self.path, np.full_like(self.path, -1)])
+
+
+@numba.njit(cache=True)
+def _integrate(active, rate_bps, dt, sent, coflow, coflow_sent):
+    """Add ``rate * dt / 8`` bytes to every active record and to its coflow (``-1``: none)."""
+    for i in range(len(active)):
+        added = rate_bps[i] * dt / 8
+        r = active[i]
+        sent[r] += added
+        if coflow[r] >= 0:
+            coflow_sent[coflow[r]] += added
+
+
+@numba.njit(cache=True)
+def _widest(path_offsets):
+    """Most ports on one path of a batch."""
+    width = 0
+    for i in range(len(path_offsets) - 1):
+        width = max(width, path_offsets[i + 1] - path_offsets[i])
+    return width
+
+
+@numba.njit(cache=True)
+def _write_paths(path, first_row, path_offsets, path_ports):
+    """Copy a batch's ragged paths into rows ``first_row ..`` of the padded matrix."""
+    for i in range(len(path_offsets) - 1):
+        lo, hi = path_offsets[i], path_offsets[i + 1]
+        for j in range(hi - lo):
+            path[first_row + i, j] = path_ports[lo + j]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _finish_times(active, size, sent, rate_bps, now, rtol):
+    """When each active flow sends its last byte at its rate (``now`` if within ``rtol`` of done)."""
+    finish_at = np.empty(len(active))
+    for i in range(len(active)):
+        r = active[i]
+        remaining = size[r] - sent[r]
+        finish_at[i] = now if remaining <= rtol * size[r] else now + remaining * 8 / rate_bps[i]
+    return finish_at
+
+
+@numba.njit(cache=True)
+def _sent_at(recs, sent, pos, rate_bps, size, dt):
+    """``sent + rate * dt / 8`` for the active ones among ``recs``, capped at their sizes."""
+    out = np.empty(len(recs))
+    for i in range(len(recs)):
+        r = recs[i]
+        x = sent[r] + rate_bps[pos[r]] * dt / 8 if pos[r] >= 0 else sent[r]
+        out[i] = min(x, size[r])
+    return out

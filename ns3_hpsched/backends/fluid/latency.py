@@ -43,9 +43,15 @@ def check_transport(transport: str) -> str:
     return transport
 
 
-def handshake_s(path: tuple[int, ...], port_delay_s: np.ndarray) -> float:
-    """Base RTT of a path: what a TCP handshake costs before the first byte is sent."""
-    return 2.0 * float(port_delay_s[list(path)].sum())
+def handshake_s(path_offsets: np.ndarray, path_ports: np.ndarray, port_delay_s: np.ndarray) -> np.ndarray:
+    """Base RTT of each path (the time before a new flow's first byte is sent), for several flows.
+
+    The ports of flow ``i`` are ``path_ports[path_offsets[i]:path_offsets[i + 1]]`` (as in a
+    :class:`~ns3_hpsched.backends.base.FlowBatch`); an empty path has no delay.
+    """
+    delay = np.concatenate([port_delay_s[path_ports], [0.0]])  # the 0 closes reduceat's last slice
+    one_way = np.add.reduceat(delay, path_offsets[:-1]) if len(path_offsets) > 1 else np.empty(0)
+    return 2.0 * np.where(np.diff(path_offsets) > 0, one_way, 0.0)
 
 
 #: TCP's initial congestion window, segments (the packet backend's default).
@@ -54,35 +60,47 @@ INITIAL_CWND_SEGMENTS = 10
 _TCP_HEADER_BYTES = 52
 
 
-def slow_start_s(size_bytes: int, rtt_s: float, bottleneck_bps: float, mtu_bytes: int,
-                 initial_cwnd: int = INITIAL_CWND_SEGMENTS) -> float:
-    """Idle time slow start adds to a lone TCP flow, compared with sending at line rate.
+def slow_start_s(size_bytes: np.ndarray, rtt_s: np.ndarray, bottleneck_bps: np.ndarray, mtu_bytes: int,
+                 initial_cwnd: int = INITIAL_CWND_SEGMENTS) -> np.ndarray:
+    """Idle time slow start adds to lone TCP flows, compared with sending at line rate.
 
     Round ``i`` sends a window of ``initial_cwnd * 2**i`` segments, then waits for its
     first ACK, one RTT after the round began; a round whose window takes at least an RTT
-    to send fills the pipe, and so does the round that sends the last byte.
+    to send fills the pipe, and so does the round that sends the last byte. The rounds
+    are iterated over all flows at once (a window doubles each round, so a few dozen at most).
     """
-    window = initial_cwnd * (mtu_bytes - _TCP_HEADER_BYTES)
-    sent, idle = 0, 0.0
-    while sent + window < size_bytes and window * 8.0 / bottleneck_bps < rtt_s:
-        idle += rtt_s - window * 8.0 / bottleneck_bps
-        sent, window = sent + window, 2 * window
-    return idle
+    size = np.asarray(size_bytes, dtype=np.float64)
+    window = np.full(len(size), float(initial_cwnd * (mtu_bytes - _TCP_HEADER_BYTES)))
+    sent, idle = np.zeros(len(size)), np.zeros(len(size))
+    growing = np.ones(len(size), dtype=bool)
+    while True:
+        send_s = window * 8.0 / bottleneck_bps
+        growing &= (sent + window < size) & (send_s < rtt_s)
+        if not growing.any():
+            return idle
+        idle += np.where(growing, rtt_s - send_s, 0.0)
+        sent = np.where(growing, sent + window, sent)
+        window = np.where(growing, 2.0 * window, window)
 
 
-def startup_s(path: tuple[int, ...], size_bytes: int, port_delay_s: np.ndarray, port_capacity_bps: np.ndarray,
-              mtu_bytes: int, transport: str = "dctcp") -> float:
-    """Time from a flow's start to its first byte (TCP: handshake and slow start; RDMA: 0).
+def startup_s(path_offsets: np.ndarray, path_ports: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarray,
+              port_capacity_bps: np.ndarray, mtu_bytes: int, transport: str = "dctcp") -> np.ndarray:
+    """Time from each flow's start to its first byte (TCP: handshake and slow start; RDMA: 0).
 
-    The slow-start RTT is the base RTT plus one full packet's store-and-forward at every
-    hop; it is charged at once, before the first byte, as a lone flow would feel it.
+    Paths as in :func:`handshake_s`. The slow-start RTT is the base RTT plus one full
+    packet's store-and-forward at every hop; it is charged at once, before the first byte,
+    as a lone flow would feel it.
     """
+    n = len(path_offsets) - 1
     if not STARTUP_RTTS[transport]:
-        return 0.0
-    ports = list(path)
-    rtt = handshake_s(path, port_delay_s) + float((mtu_bytes * 8.0 / port_capacity_bps[ports]).sum())
-    slow = slow_start_s(size_bytes, rtt, float(port_capacity_bps[ports].min()), mtu_bytes)
-    return STARTUP_RTTS[transport] * handshake_s(path, port_delay_s) + slow
+        return np.zeros(n)
+    base = handshake_s(path_offsets, path_ports, port_delay_s)
+    starts, lengths = path_offsets[:-1], np.diff(path_offsets)
+    serial = np.concatenate([mtu_bytes * 8.0 / port_capacity_bps[path_ports], [0.0]])
+    rtt = base + np.where(lengths > 0, np.add.reduceat(serial, starts) if n else np.empty(0), 0.0)
+    capacity = np.concatenate([port_capacity_bps[path_ports], [np.inf]])
+    bottleneck = np.where(lengths > 0, np.minimum.reduceat(capacity, starts) if n else np.empty(0), np.inf)
+    return STARTUP_RTTS[transport] * base + slow_start_s(size_bytes, rtt, bottleneck, mtu_bytes)
 
 
 def delivery_s(paths: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarray,

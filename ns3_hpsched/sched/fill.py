@@ -1,0 +1,203 @@
+"""Progressive filling compiled (numba): the float path of the allocator and the fluid backend.
+
+The same parallel-rounds algorithm as :func:`ns3_hpsched.sched.allocator._progressive_fill`
+(see the allocator's module docstring), written as loops so numba compiles it. Every
+floating-point operation happens in the same order as in the numpy version (per-port sums
+in hop order, shares as ``residual / count``), so the two give bit-identical rates; the
+numpy version stays as the path for exact :class:`fractions.Fraction` rates, the oracle.
+
+Numbers: capacities and rates in bits per second (float64); hops as two parallel int64
+arrays ``hop_flow``, ``hop_port`` (entry ``h``: flow ``hop_flow[h]`` crosses ``hop_port[h]``).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["allocate_rates", "fill_classes", "gather_hops", "lowest_class_on", "port_sum"]
+
+
+@numba.njit(cache=True)
+def gather_hops(path: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Incidence of the flows whose padded paths are ``path[rows]`` (-1 ends a path).
+
+    Hops come flow by flow, in path order (the order of ``np.nonzero`` on the matrix).
+    """
+    n_hops = 0
+    for i in range(len(rows)):
+        for p in path[rows[i]]:
+            if p >= 0:
+                n_hops += 1
+    hop_flow = np.empty(n_hops, dtype=np.int64)
+    hop_port = np.empty(n_hops, dtype=np.int64)
+    h = 0
+    for i in range(len(rows)):
+        for p in path[rows[i]]:
+            if p >= 0:
+                hop_flow[h] = i
+                hop_port[h] = p
+                h += 1
+    return hop_flow, hop_port
+
+
+@numba.njit(cache=True)
+def port_sum(hop_flow, hop_port, values, n_ports):
+    """Sum of ``values[hop_flow[h]]`` per port, in hop order (as ``np.bincount`` adds)."""
+    total = np.zeros(n_ports)
+    for h in range(len(hop_flow)):
+        total[hop_port[h]] += values[hop_flow[h]]
+    return total
+
+
+@numba.njit(cache=True)
+def _by_class(hop_flow, klass, top, n_classes):
+    """Hop indices of flows of class >= ``top``, stably grouped by class (a counting sort)."""
+    start = np.zeros(n_classes + 1, dtype=np.int64)
+    for h in range(len(hop_flow)):
+        c = klass[hop_flow[h]]
+        if c >= top:
+            start[c + 1] += 1
+    for c in range(n_classes):
+        start[c + 1] += start[c]
+    order = np.empty(start[n_classes], dtype=np.int64)
+    fill = start[:n_classes].copy()
+    for h in range(len(hop_flow)):
+        c = klass[hop_flow[h]]
+        if c >= top:
+            order[fill[c]] = h
+            fill[c] += 1
+    return order, start
+
+
+@numba.njit(cache=True)
+def _fill_one_class(flow, port, fill, residual, scratch):
+    """Max-min rates of the hops ``(flow, port)`` (one class) over ``residual``, in rounds.
+
+    Writes each flow's rate to ``fill`` and subtracts what the class uses from ``residual``
+    in place. ``flow``/``port`` are scratch copies, compacted as flows freeze. Each round
+    touches only the class's own ports (the others keep their residual), so a round costs
+    the class's hops, not the network's size. ``scratch`` holds per-port work arrays
+    (``count`` zero on entry, and left zero).
+    """
+    count, share, neighbour, total, seen = scratch
+    ports = np.empty(len(port), dtype=np.int64)
+    n_used = 0
+    for h in range(len(port)):
+        if count[port[h]] == 0:
+            ports[n_used] = port[h]
+            n_used += 1
+        count[port[h]] += 1
+    ports = ports[:n_used]
+    flow_share = np.empty(len(fill))
+    frozen = np.zeros(len(fill), dtype=np.bool_)
+    m = len(flow)
+    while m > 0:
+        for p in ports:
+            share[p] = residual[p] / max(count[p], 1)
+            neighbour[p] = np.inf
+            total[p] = 0.0
+        for h in range(m):
+            flow_share[flow[h]] = np.inf
+            frozen[flow[h]] = False
+        for h in range(m):
+            flow_share[flow[h]] = min(flow_share[flow[h]], share[port[h]])
+        for h in range(m):
+            neighbour[port[h]] = min(neighbour[port[h]], flow_share[flow[h]])
+        for h in range(m):
+            p = port[h]
+            if count[p] > 0 and share[p] <= neighbour[p]:
+                frozen[flow[h]] = True
+        for p in ports:
+            seen[p] = count[p] > 0 and share[p] <= neighbour[p]  # the round's bottlenecks
+        k = 0
+        for h in range(m):
+            f, p = flow[h], port[h]
+            if frozen[f]:
+                fill[f] = flow_share[f]
+                total[p] += flow_share[f]
+                count[p] -= 1
+            else:
+                flow[k], port[k] = f, p
+                k += 1
+        for p in ports:
+            residual[p] = residual[p] - total[p]
+            if seen[p] or residual[p] < 0.0:
+                residual[p] = 0.0
+        m = k
+
+
+@numba.njit(cache=True)
+def fill_classes(hop_flow, hop_port, klass, rate, residual, top, n_classes):
+    """Add to ``rate`` the strict-priority max-min rates of every class >= ``top``, in order.
+
+    Each class is filled in what ``residual`` holds after the classes before it (updated in
+    place); flows crossing no port get ``inf``. ``klass`` values must be ``< n_classes``.
+    """
+    order, start = _by_class(hop_flow, klass, top, n_classes)
+    fill = np.zeros(len(rate))
+    n_ports = len(residual)
+    scratch = (np.zeros(n_ports, dtype=np.int64), np.empty(n_ports), np.empty(n_ports), np.empty(n_ports),
+               np.zeros(n_ports, dtype=np.bool_))
+    for c in range(top, n_classes):
+        if start[c + 1] == start[c]:
+            continue
+        hops = order[start[c]:start[c + 1]]
+        _fill_one_class(hop_flow[hops], hop_port[hops], fill, residual, scratch)
+        for h in hops:
+            f = hop_flow[h]
+            rate[f] += fill[f]
+            fill[f] = 0.0  # added once per flow however many hops it has
+    crosses = np.zeros(len(rate), dtype=np.bool_)
+    for h in range(len(hop_flow)):
+        crosses[hop_flow[h]] = True
+    for i in range(len(rate)):
+        if not crosses[i]:
+            rate[i] = np.inf
+
+
+@numba.njit(cache=True)
+def allocate_rates(hop_flow, hop_port, klass, given, capacity, kept_rate, top, n_classes,
+                   given_rtol, residual_rtol):
+    """Rates of all flows: explicit rates first, then strict priority, max-min in each class.
+
+    Flows of classes below ``top`` keep ``kept_rate`` (their classes did not change, so
+    strict priority leaves their rates as they were) and only classes ``>= top`` are
+    refilled in what the kept flows and everyone's explicit rates leave; a port left within
+    ``residual_rtol`` of full counts as saturated. With ``top == 0`` (or nothing to keep)
+    everything is filled from ``capacity``. Returns ``(rate, port)``: ``port`` is the first
+    port the explicit rates overload beyond ``given_rtol`` (``-1`` if none; ``rate`` is then
+    not filled).
+    """
+    rate = given.copy()
+    kept_any = False
+    for i in range(len(klass)):
+        if klass[i] < top:
+            rate[i] = kept_rate[i]
+            kept_any = True
+    if not kept_any:
+        top = 0
+    residual = capacity - port_sum(hop_flow, hop_port, rate, len(capacity))
+    for p in range(len(residual)):
+        if top == 0:
+            if residual[p] < -given_rtol * capacity[p]:
+                return rate, p
+            residual[p] = max(residual[p], 0.0)
+        elif residual[p] <= residual_rtol * capacity[p]:
+            residual[p] = 0.0
+    fill_classes(hop_flow, hop_port, klass, rate, residual, top, n_classes)
+    return rate, -1
+
+
+@numba.njit(cache=True)
+def lowest_class_on(hop_flow, hop_port, klass, marked_port, top):
+    """The smaller of ``top`` and the smallest class of a flow crossing a marked port.
+
+    Progressive filling of a class reads the residual capacity of its own ports only, so
+    when something changes on the marked ports, the classes above every flow crossing them
+    keep their rates; this is the first class that must be refilled.
+    """
+    for h in range(len(hop_flow)):
+        if marked_port[hop_port[h]]:
+            top = min(top, klass[hop_flow[h]])
+    return top

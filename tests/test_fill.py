@@ -1,0 +1,63 @@
+"""The compiled float allocator (``sched/fill.py``) against the numpy arrays and exact Fractions."""
+
+from fractions import Fraction as F
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ns3_hpsched.sched.allocator import Incidence, _allocate_arrays, allocate
+from ns3_hpsched.sched.fill import allocate_rates
+
+
+@st.composite
+def float_instances(draw, max_ports=8, max_flows=14, max_class=3):
+    """Random ports with float capacities, flows on random port sets, classes, and given rates
+    that fit (each a random fraction of an equal split of its tightest port)."""
+    n_ports = draw(st.integers(1, max_ports))
+    capacity = np.array([draw(st.floats(0.5, 100.0)) for _ in range(n_ports)])
+    n_flows = draw(st.integers(1, max_flows))
+    ports = st.lists(st.integers(0, n_ports - 1), min_size=1, max_size=4, unique=True)
+    flow_ports = [tuple(draw(ports)) for _ in range(n_flows)]
+    klass = np.array([draw(st.integers(0, max_class)) for _ in range(n_flows)], dtype=np.int64)
+    crossing = np.zeros(n_ports)
+    for fp in flow_ports:
+        crossing[list(fp)] += 1
+    fraction = [draw(st.sampled_from([0.0, 0.0, 0.3, 0.99])) for _ in range(n_flows)]
+    given_rate = np.array([min(capacity[p] / crossing[p] for p in fp) * x for fp, x in zip(flow_ports, fraction)])
+    return Incidence.from_paths(flow_ports), klass, capacity, given_rate
+
+
+@settings(max_examples=200, deadline=None)
+@given(float_instances())
+def test_compiled_equals_numpy_arrays_bit_for_bit(inst):
+    """Same operations in the same order: the compiled path gives the numpy path's floats exactly."""
+    inc, klass, capacity, given_rate = inst
+    compiled = allocate(inc, klass, capacity, given_rate=given_rate)
+    arrays = _allocate_arrays(inc, klass, given_rate.copy(), capacity.copy())
+    assert compiled.tolist() == arrays.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(float_instances())
+def test_compiled_float_equals_exact_fractions(inst):
+    """The compiled float rates are the exact rational rates within 1e-9 relative."""
+    inc, klass, capacity, given_rate = inst
+    exact = allocate(inc, klass, np.array([F(c) for c in capacity], dtype=object),
+                     given_rate=np.array([F(g) for g in given_rate], dtype=object)).astype(float)
+    fast = allocate(inc, klass, capacity, given_rate=given_rate)
+    np.testing.assert_allclose(fast, exact, rtol=1e-9, atol=1e-9 * capacity.max())
+
+
+@settings(max_examples=200, deadline=None)
+@given(float_instances(), st.integers(1, 3))
+def test_refilling_from_a_class_keeps_what_from_scratch_gives(inst, top):
+    """Keeping the rates of classes above ``top`` and refilling the rest (also with explicit
+    rates) gives the from-scratch rates, up to float round-off."""
+    inc, klass, capacity, given_rate = inst
+    scratch = allocate(inc, klass, capacity, given_rate=given_rate)
+    kept = np.where(klass < top, scratch, np.nan)
+    refilled, over = allocate_rates(inc.flow, inc.port, klass, given_rate, capacity, kept, top,
+                                    int(klass.max()) + 1, 1e-9, 1e-12)
+    assert over == -1
+    np.testing.assert_allclose(refilled, scratch, rtol=1e-9, atol=1e-9 * capacity.max())
