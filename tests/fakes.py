@@ -80,13 +80,16 @@ class IdealBackend(Backend):
 
 
 class OneClass(Policy):
-    """Every flow in class 0; counts its calls (a stand-in for the fair policy)."""
+    """Every flow in class 0; records (time, active coflows) of every call (a stand-in for fair).
+
+    The view is live (valid only during ``decide``), so what a test checks is copied here.
+    """
 
     name = "one-class"
 
     def __init__(self):
-        self.views = []
+        self.seen = []
 
     def decide(self, view: View) -> Decision:
-        self.views.append(view)
+        self.seen.append((view.now_s, len(view.coflows)))
         return Decision(order=[[f.flow_id for c in view.coflows.values() for f in c.flows]])

@@ -8,24 +8,13 @@ demands with these helpers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .view import CoflowState, FlowState
+from .view import CoflowState, port_bytes
 
 __all__ = ["port_bytes", "bytes_to_time", "coflow_demand", "bottleneck_s", "demand_matrix"]
-
-
-def port_bytes(flows: Iterable[FlowState]) -> dict[int, int]:
-    """Remaining bytes of ``flows`` on each port they cross (ports without bytes omitted)."""
-    load: dict[int, int] = {}
-    for flow in flows:
-        remaining = flow.remaining_bytes
-        if remaining > 0:
-            for port in flow.ports:
-                load[port] = load.get(port, 0) + remaining
-    return load
 
 
 def bytes_to_time(bytes_by_port: Mapping[int, int], capacity_bps: np.ndarray) -> dict[int, float]:
@@ -35,7 +24,7 @@ def bytes_to_time(bytes_by_port: Mapping[int, int], capacity_bps: np.ndarray) ->
 
 def coflow_demand(coflow: CoflowState, capacity_bps: np.ndarray) -> dict[int, float]:
     """``d_c^p``: seconds of port ``p`` that coflow ``c``'s remaining bytes need."""
-    return bytes_to_time(port_bytes(coflow.flows), capacity_bps)
+    return bytes_to_time(coflow.port_bytes(), capacity_bps)
 
 
 def bottleneck_s(demand: Mapping[int, float]) -> float:
