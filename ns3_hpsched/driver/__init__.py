@@ -25,7 +25,7 @@ from .flows import FlowTable
 from .records import RecordBook, Records
 from .training import ProgressFn, Training
 
-__all__ = ["play", "Records", "ProgressFn"]
+__all__ = ["play", "Records", "ProgressFn", "Control", "FlowTable", "RecordBook", "Training"]
 
 
 def play(workload: Workload, backend: Backend, policy: Policy, *,

@@ -190,6 +190,10 @@ class LiveCoflow(CoflowState):
         """Remaining bytes on each port the unfinished flows cross (ports without bytes omitted)."""
         return self._cached("port_bytes", self._port_bytes)
 
+    def demand_s(self, capacity_bps: np.ndarray) -> dict[int, float]:
+        """``d_c^p``: seconds each port needs for the remaining bytes (once per decision)."""
+        return self._cached("demand_s", lambda: self._demand_s(capacity_bps))
+
     def _cached(self, key: str, build: Callable[[], object]):
         stamp = self._table.stamp
         hit = self._cache.get(key)
@@ -202,12 +206,21 @@ class LiveCoflow(CoflowState):
         t, s = self._table, slice(self.rows.start, self.rows.stop)
         return (np.flatnonzero(t.open[s]) + self.rows.start).tolist()
 
-    def _port_bytes(self) -> dict[int, int]:
+    def _load(self) -> tuple[np.ndarray, np.ndarray]:
+        """Ports with remaining bytes and those bytes (exact: sums stay below 2**53)."""
         t = self._table
         remaining = t.size[self._hop_row] - t.sent_now()[self._hop_row]
         load = np.bincount(self._hop_port, weights=remaining, minlength=len(self._ports))
         used = load > 0
-        return dict(zip(self._ports[used].tolist(), load[used].astype(np.int64).tolist()))
+        return self._ports[used], load[used].astype(np.int64)
+
+    def _port_bytes(self) -> dict[int, int]:
+        ports, load = self._load()
+        return dict(zip(ports.tolist(), load.tolist()))
+
+    def _demand_s(self, capacity_bps: np.ndarray) -> dict[int, float]:
+        ports, load = self._load()
+        return dict(zip(ports.tolist(), (load * 8 / capacity_bps[ports]).tolist()))
 
     def _build_flows(self) -> tuple[FlowState, ...]:
         t, sent = self._table, self._table.sent_now()

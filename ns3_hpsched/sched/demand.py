@@ -12,19 +12,14 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .view import CoflowState, port_bytes
+from .view import CoflowState, bytes_to_time, port_bytes
 
 __all__ = ["port_bytes", "bytes_to_time", "coflow_demand", "bottleneck_s", "demand_matrix"]
 
 
-def bytes_to_time(bytes_by_port: Mapping[int, int], capacity_bps: np.ndarray) -> dict[int, float]:
-    """Seconds each port needs to carry ``bytes_by_port`` at full capacity."""
-    return {port: b * 8 / capacity_bps[port] for port, b in bytes_by_port.items()}
-
-
 def coflow_demand(coflow: CoflowState, capacity_bps: np.ndarray) -> dict[int, float]:
     """``d_c^p``: seconds of port ``p`` that coflow ``c``'s remaining bytes need."""
-    return bytes_to_time(coflow.port_bytes(), capacity_bps)
+    return coflow.demand_s(capacity_bps)
 
 
 def bottleneck_s(demand: Mapping[int, float]) -> float:

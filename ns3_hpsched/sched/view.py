@@ -14,12 +14,12 @@ hand from the same classes (:class:`CoflowState` with a tuple of :class:`FlowSta
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["FlowState", "port_bytes", "CoflowState", "JobState", "StageState", "View", "Decision"]
+__all__ = ["FlowState", "port_bytes", "bytes_to_time", "CoflowState", "JobState", "StageState", "View", "Decision"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,16 @@ def port_bytes(flows: Iterable[FlowState]) -> dict[int, int]:
             for port in flow.ports:
                 load[port] = load.get(port, 0) + remaining
     return load
+
+
+def bytes_to_time(bytes_by_port: Mapping[int, int], capacity_bps: np.ndarray) -> dict[int, float]:
+    """Seconds each port needs to carry ``bytes_by_port`` at full capacity.
+
+    One numpy division for all ports (bytes * 8 are exact in int64, as in Python).
+    """
+    ports = list(bytes_by_port)
+    bits = np.fromiter(bytes_by_port.values(), dtype=np.int64, count=len(ports)) * 8
+    return dict(zip(ports, (bits / capacity_bps[ports]).tolist()))
 
 
 class CoflowState:
@@ -95,6 +105,10 @@ class CoflowState:
     def port_bytes(self) -> dict[int, int]:
         """Remaining bytes on each port the unfinished flows cross (ports without bytes omitted)."""
         return port_bytes(self.flows)
+
+    def demand_s(self, capacity_bps: np.ndarray) -> dict[int, float]:
+        """``d_c^p``: seconds each port needs for the remaining bytes (``bytes * 8 / B_p``)."""
+        return bytes_to_time(self.port_bytes(), capacity_bps)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(coflow_id={self.coflow_id}, job={self.job}, cojob={self.cojob}, "
