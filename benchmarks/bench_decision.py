@@ -25,9 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ns3_hpsched.driver import Control, FlowTable, RecordBook, Training  # noqa: E402
+from ns3_hpsched.driver import Control, FlowTable, LiveView, RecordBook, Training  # noqa: E402
 from ns3_hpsched.sched import make_policy  # noqa: E402
-from ns3_hpsched.sched.view import View  # noqa: E402
 from ns3_hpsched.topology import fat_tree  # noqa: E402
 from ns3_hpsched.workload.spec import Cojob, Flow, Job, Stage, Sync, Workload  # noqa: E402
 
@@ -73,8 +72,8 @@ def measure(kind: str, name: str, profile: bool = False) -> dict:
     """Per-decision (cpu, wall) seconds of ``first``, ``steady`` and ``moves`` for one policy."""
     topology = fat_tree(8)
     backend, policy, w = make_backend(kind, topology), make_policy(name), workload(topology.n_hosts)
-    view = View(0.0, topology.port_capacity_bps, backend.n_classes, {})
     flows = FlowTable(topology, backend.bytes_sent)
+    view = LiveView(flows, 0.0, topology.port_capacity_bps, backend.n_classes)
     control = Control(backend, policy, view, flows)
     training = Training(w, backend, view, flows, control, RecordBook())
     policy.setup(w)

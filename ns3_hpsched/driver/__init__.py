@@ -18,14 +18,13 @@ from __future__ import annotations
 
 from ..backends.base import Backend
 from ..sched.base import Policy
-from ..sched.view import View
 from ..workload.spec import Workload
 from .control import Control
-from .flows import FlowTable
+from .flows import FlowTable, LiveView
 from .records import RecordBook, Records
 from .training import ProgressFn, Training
 
-__all__ = ["play", "Records", "ProgressFn", "Control", "FlowTable", "RecordBook", "Training"]
+__all__ = ["play", "Records", "ProgressFn", "Control", "FlowTable", "LiveView", "RecordBook", "Training"]
 
 
 def play(workload: Workload, backend: Backend, policy: Policy, *,
@@ -48,8 +47,8 @@ def play(workload: Workload, backend: Backend, policy: Policy, *,
         (the caller throttles; :meth:`Workload.n_flows` gives the total).
     """
     topology = backend.topology
-    view = View(0.0, topology.port_capacity_bps, backend.n_classes, {})
     flows = FlowTable(topology, backend.bytes_sent)
+    view = LiveView(flows, 0.0, topology.port_capacity_bps, backend.n_classes)
     control = Control(backend, policy, view, flows, control_delay_s)
     book = RecordBook()
     training = Training(workload, backend, view, flows, control, book, progress)

@@ -69,7 +69,7 @@ class Control:
             return
         self.decisions += 1
         self.view.now_s = self.backend.now()
-        self.flows.new_decision(self.view.coflows.values())
+        self.flows.new_decision()
         decision = self.policy.decide(self.view)
         flows, lowest = self.flows, self.backend.n_classes - 1
         ids, classes = order_arrays(decision.order, self.backend.n_classes)

@@ -12,16 +12,16 @@ flows in one call, and only if the policy asks for them (:meth:`FlowTable.sent_n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ..backends.base import FlowBatch
-from ..sched.view import CoflowState, FlowState
+from ..sched.view import CoflowState, FlowState, View
 from ..topology import FiveTuple, Topology, flow_five_tuple
 from ..workload.spec import Flow
 
-__all__ = ["FlowTable", "LiveCoflow", "five_tuple"]
+__all__ = ["FlowTable", "LiveCoflow", "LiveView", "five_tuple"]
 
 #: Per-flow columns and their dtypes; ``klass`` is the class the backend has (-1: not started).
 _COLUMNS = {"coflow": np.int64, "job": np.int64, "cojob": np.int64, "stage": np.int64,
@@ -60,7 +60,7 @@ class FlowTable:
         self.path_offsets = np.zeros(1025, dtype=np.int64)
         self.path_ports = np.zeros(4096, dtype=np.int64)
         self._stamp = 0            # decision number
-        self._coflows: Iterable[LiveCoflow] = ()
+        self._low = 0              # no flow below this row is unfinished
         self._open_rows: tuple[int, np.ndarray] = (-1, np.zeros(0, dtype=np.int64))
         self._sent_stamp = -1
 
@@ -105,10 +105,9 @@ class FlowTable:
 
     # -- per decision ---------------------------------------------------------------------
 
-    def new_decision(self, coflows: Iterable[LiveCoflow]) -> None:
-        """Start a decision over the unfinished ``coflows``: byte counts become stale."""
+    def new_decision(self) -> None:
+        """Start a decision: byte counts become stale."""
         self._stamp += 1
-        self._coflows = coflows
 
     @property
     def stamp(self) -> int:
@@ -116,12 +115,13 @@ class FlowTable:
         return self._stamp
 
     def open_rows(self) -> np.ndarray:
-        """Rows of the unfinished flows of this decision's coflows, increasing."""
+        """Rows of the unfinished flows, increasing (one scan from the oldest unfinished flow)."""
         stamp, rows = self._open_rows
         if stamp != self._stamp:
-            ranges = [np.arange(c.rows.start, c.rows.stop) for c in self._coflows]
-            rows = np.concatenate(ranges) if ranges else np.zeros(0, dtype=np.int64)
-            rows = rows[self.open[rows]]
+            if self._low < self.n and not self.open[self._low]:
+                ahead = self.open[self._low:self.n]
+                self._low = self._low + int(np.argmax(ahead)) if ahead.any() else self.n
+            rows = np.flatnonzero(self.open[self._low:self.n]) + self._low
             self._open_rows = (self._stamp, rows)
         return rows
 
@@ -157,13 +157,13 @@ class LiveCoflow(CoflowState):
     remaining bytes per port are one ``bincount`` over its hops.
     """
 
-    __slots__ = ("rows", "open_flows", "_table", "_ports", "_hop_port", "_hop_row", "_cache")
+    __slots__ = ("rows", "_open_ids", "_table", "_ports", "_hop_port", "_hop_row", "_cache")
 
     def __init__(self, table: FlowTable, rows: range, coflow_id: int, job: int, cojob: int, stage: int,
                  iteration: int, phase: int, release_s: float) -> None:
         super().__init__(coflow_id, job, cojob, stage, iteration, phase, release_s,
                          int(table.size[rows.start:rows.stop].sum()))
-        self.rows, self.open_flows, self._table = rows, len(rows), table
+        self.rows, self._open_ids, self._table = rows, list(rows), table
         start, stop = table.path_offsets[rows.start], table.path_offsets[rows.stop]
         self._ports, self._hop_port = np.unique(table.path_ports[start:stop], return_inverse=True)
         self._hop_row = np.repeat(np.arange(rows.start, rows.stop), np.diff(table.path_offsets[rows.start:rows.stop + 1]))
@@ -184,7 +184,16 @@ class LiveCoflow(CoflowState):
 
     def flow_ids(self) -> list[int]:
         """Ids of the unfinished flows, increasing."""
-        return self._cached("flow_ids", self._open_ids)
+        return self._open_ids.copy()
+
+    @property
+    def open_flows(self) -> int:
+        """Number of unfinished flows."""
+        return len(self._open_ids)
+
+    def flow_finished(self, flow_id: int) -> None:
+        """One of the coflow's flows finished (the table has been told)."""
+        self._open_ids.remove(flow_id)
 
     def port_bytes(self) -> dict[int, int]:
         """Remaining bytes on each port the unfinished flows cross (ports without bytes omitted)."""
@@ -201,10 +210,6 @@ class LiveCoflow(CoflowState):
             hit = (stamp, build())
             self._cache[key] = hit
         return hit[1]
-
-    def _open_ids(self) -> list[int]:
-        t, s = self._table, slice(self.rows.start, self.rows.stop)
-        return (np.flatnonzero(t.open[s]) + self.rows.start).tolist()
 
     def _load(self) -> tuple[np.ndarray, np.ndarray]:
         """Ports with remaining bytes and those bytes (exact: sums stay below 2**53)."""
@@ -227,4 +232,20 @@ class LiveCoflow(CoflowState):
         ports = t.path_ports
         return tuple(FlowState(f, self.coflow_id, int(t.src[f]), int(t.dst[f]), int(t.size[f]), int(sent[f]),
                                tuple(ports[t.path_offsets[f]:t.path_offsets[f + 1]].tolist()))
-                     for f in self.flow_ids())
+                     for f in self._open_ids)
+
+
+class LiveView(View):
+    """The driver's view: a :class:`View` whose :meth:`flow_ids` is one array from the table.
+
+    Flow ids grow with coflow release order, so the unfinished rows in increasing order
+    are exactly the flows coflow by coflow.
+    """
+
+    def __init__(self, table: FlowTable, now_s: float, port_capacity_bps: np.ndarray, n_classes: int) -> None:
+        super().__init__(now_s, port_capacity_bps, n_classes, {})
+        self._table = table
+
+    def flow_ids(self) -> np.ndarray:
+        """Ids of every unfinished flow, increasing."""
+        return self._table.open_rows()

@@ -129,7 +129,7 @@ class Training:
         coflow_id = int(self.flows.coflow[flow_id])
         self.flows.finish(flow_id)
         run, coflow = self._coflows[coflow_id]
-        coflow.open_flows -= 1
+        coflow.flow_finished(flow_id)
         self._flows_done += 1
         if self.progress is not None:
             self.progress(finish_s, self._flows_done)

@@ -14,7 +14,7 @@ hand from the same classes (:class:`CoflowState` with a tuple of :class:`FlowSta
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -160,6 +160,13 @@ class View:
     coflows: dict[int, CoflowState]
     jobs: dict[int, JobState] = field(default_factory=dict)
     stages: dict[tuple[int, int], StageState] = field(default_factory=dict)
+
+    def flow_ids(self) -> Sequence[int]:
+        """Ids of every unfinished flow, coflow by coflow (the driver's view: one array)."""
+        ids: list[int] = []
+        for c in self.coflows.values():
+            ids.extend(c.flow_ids())
+        return ids
 
 
 @dataclass
