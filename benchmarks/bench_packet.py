@@ -4,8 +4,8 @@ Measures, each in a fresh subprocess (ns-3's simulator is a process-wide singlet
 
 * traffic: 8 flows of 125 MB across pods of a k=4 fat-tree at 10 Gbps, TCP (NewReno,
   MTU 9000), once with all control in C++ (flows started from C++, no Python dispatcher)
-  and once driven from Python through the Backend interface (``at`` starts every flow,
-  ``on_flow_done`` reaches Python). Reports events/s and wall seconds per simulated GB;
+  and once played by the driver from Python (workload, policy ``fair``, decisions, bulk
+  starts, ``on_flow_done`` reaching Python). Reports events/s and wall seconds per simulated GB;
   the wall ratio python/cpp is the cost of Python control.
 * hadoop: about 8k small flows (sizes drawn from the Facebook Hadoop distribution,
   ``../shared/data/fb_hadoop_cdf.txt``, Poisson arrivals at 50% load) on a k=8 fat-tree of
@@ -63,19 +63,20 @@ def traffic_cpp() -> dict:
 
 
 def traffic_python() -> dict:
-    """Driven from Python through the Backend interface."""
-    from ns3_hpsched.backends.base import FlowStart
+    """Driven from Python: the driver plays the flows as a workload (policy ``fair``)."""
     from ns3_hpsched.backends.packet import PacketBackend
+    from ns3_hpsched.driver import play
+    from ns3_hpsched.sched import make_policy
     from ns3_hpsched.topology import fat_tree
+    from ns3_hpsched.workload.flowlist import flow_list_workload
 
     topo = fat_tree(4)
     backend = PacketBackend(topo, transport=TRANSPORT)
-    done = []
-    backend.on_flow_done = lambda flow_id, finish_s: done.append(flow_id)
-    for flow_id, src, dst, size in flows(topo):
-        backend.at(0.0, lambda f=FlowStart(flow_id, src, dst, size): backend.start_flow(f))
-    stats = backend.run()
-    return {"wall_s": stats.wall_s, "events": stats.events, "end_s": stats.end_s, "flows_done": len(done)}
+    workload = flow_list_workload([{"src": src, "dst": dst, "bytes": size} for _, src, dst, size in flows(topo)],
+                                  topo.n_hosts)
+    records = play(workload, backend, make_policy("fair"))
+    stats = records.stats
+    return {"wall_s": stats.wall_s, "events": stats.events, "end_s": stats.end_s, "flows_done": len(records.flows)}
 
 
 def hadoop_workload(topo):
