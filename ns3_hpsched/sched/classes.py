@@ -60,12 +60,22 @@ def order_arrays(order: Sequence[Iterable[int]], n_classes: int) -> tuple[np.nda
     ids = np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(sizes.sum()))
     queues = np.minimum(np.cumsum(sizes > 0) - 1, n_classes - 1)
     classes = np.repeat(queues, sizes)
-    _, first = np.unique(ids, return_index=True)
-    if len(first) != len(ids):
+    if _has_repeats(ids):
+        _, first = np.unique(ids, return_index=True)
         repeated = np.ones(len(ids), dtype=bool)
         repeated[first] = False
         raise ValueError(f"flow {ids[np.argmax(repeated)]} appears more than once in the order")
     return ids, classes
+
+
+def _has_repeats(ids: np.ndarray) -> bool:
+    """Whether an id occurs twice: a count over the ids' range when it is compact, else a sort."""
+    if len(ids) < 2:
+        return False
+    low, high = int(ids.min()), int(ids.max())
+    if high - low < 4 * len(ids) + 4096:
+        return bool(np.bincount(ids - low).max() > 1)
+    return len(np.unique(ids)) < len(ids)
 
 
 def flow_ids(coflows: Iterable[CoflowState]) -> list[int]:

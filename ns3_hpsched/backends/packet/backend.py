@@ -136,7 +136,7 @@ class PacketBackend(Backend):
                                       int(prio[i]), int(batch.coflow_id[i])))
         ids = np.ascontiguousarray(batch.flow_id, dtype=np.int64)
         known = int(self._session.FirstKnown(ids, len(ids)))
-        _, first = np.unique(ids, return_index=True)
+        _, first = np.unique(ids, return_index=True) if len(ids) > 1 else (ids, ids)
         if known < 0 and len(first) < len(ids):
             repeated = np.ones(len(ids), dtype=bool)
             repeated[first] = False
