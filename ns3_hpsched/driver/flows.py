@@ -153,8 +153,8 @@ class FlowTable:
 class LiveCoflow(CoflowState):
     """A coflow of the driver's view, answering from the :class:`FlowTable` (no per-flow objects).
 
-    ``rows`` are its flows' rows. Its ports are found once, at release; per decision, its
-    remaining bytes per port are one ``bincount`` over its hops.
+    ``rows`` are its flows' rows. Its ports are found once, when a policy first asks for its
+    demand; per decision, its remaining bytes per port are one ``bincount`` over its hops.
     """
 
     __slots__ = ("rows", "_open_ids", "_table", "_ports", "_hop_port", "_hop_row", "_cache")
@@ -164,10 +164,15 @@ class LiveCoflow(CoflowState):
         super().__init__(coflow_id, job, cojob, stage, iteration, phase, release_s,
                          int(table.size[rows.start:rows.stop].sum()))
         self.rows, self._open_ids, self._table = rows, list(rows), table
-        start, stop = table.path_offsets[rows.start], table.path_offsets[rows.stop]
-        self._ports, self._hop_port = np.unique(table.path_ports[start:stop], return_inverse=True)
-        self._hop_row = np.repeat(np.arange(rows.start, rows.stop), np.diff(table.path_offsets[rows.start:rows.stop + 1]))
+        self._ports = self._hop_port = self._hop_row = None  # found on the first demand asked
         self._cache: dict[str, tuple[int, object]] = {}
+
+    def _find_hops(self) -> None:
+        """The coflow's distinct ports, and for each hop of its flows its port and row."""
+        t, rows = self._table, self.rows
+        start, stop = t.path_offsets[rows.start], t.path_offsets[rows.stop]
+        self._ports, self._hop_port = np.unique(t.path_ports[start:stop], return_inverse=True)
+        self._hop_row = np.repeat(np.arange(rows.start, rows.stop), np.diff(t.path_offsets[rows.start:rows.stop + 1]))
 
     def _sent_slice(self) -> np.ndarray:
         return self._table.sent_now()[self.rows.start:self.rows.stop]
@@ -213,6 +218,8 @@ class LiveCoflow(CoflowState):
 
     def _load(self) -> tuple[np.ndarray, np.ndarray]:
         """Ports with remaining bytes and those bytes (exact: sums stay below 2**53)."""
+        if self._ports is None:
+            self._find_hops()
         t = self._table
         remaining = t.size[self._hop_row] - t.sent_now()[self._hop_row]
         load = np.bincount(self._hop_port, weights=remaining, minlength=len(self._ports))

@@ -57,7 +57,10 @@ def order_arrays(order: Sequence[Iterable[int]], n_classes: int) -> tuple[np.nda
         raise ValueError(f"n_classes must be an integer >= 1, got {n_classes!r}")
     groups = [g if isinstance(g, (list, tuple, np.ndarray)) else list(g) for g in order]
     sizes = np.fromiter((len(g) for g in groups), dtype=np.int64, count=len(groups))
-    ids = np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(sizes.sum()))
+    if len(groups) == 1:  # e.g. fair: one class, maybe already an array
+        ids = np.array(groups[0], dtype=np.int64)
+    else:
+        ids = np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(sizes.sum()))
     queues = np.minimum(np.cumsum(sizes > 0) - 1, n_classes - 1)
     classes = np.repeat(queues, sizes)
     if _has_repeats(ids):
