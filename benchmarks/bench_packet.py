@@ -5,8 +5,9 @@ Measures, each in a fresh subprocess (ns-3's simulator is a process-wide singlet
 * traffic: 8 flows of 125 MB across pods of a k=4 fat-tree at 10 Gbps, TCP (NewReno,
   MTU 9000), once with all control in C++ (flows started from C++, no Python dispatcher)
   and once played by the driver from Python (workload, policy ``fair``, decisions, bulk
-  starts, ``on_flow_done`` reaching Python). Reports events/s and wall seconds per simulated GB;
-  the wall ratio python/cpp is the cost of Python control.
+  starts, ``on_flow_done`` reaching Python). Reports events per CPU second and CPU seconds per
+  simulated GB; the CPU ratio python/cpp is the cost of Python control (wall too, but the
+  machine may be shared).
 * hadoop: about 8k small flows (sizes drawn from the Facebook Hadoop distribution,
   ``../shared/data/fb_hadoop_cdf.txt``, Poisson arrivals at 50% load) on a k=8 fat-tree of
   100 Gbps links, played by the driver (policy ``fair``) on the packet backend (RDMA) and on
@@ -55,10 +56,10 @@ def traffic_cpp() -> dict:
     for flow_id, src, dst, size in flows(topo):
         ft = flow_five_tuple(flow_id, src, dst)
         starter.StartFlow(0.0, flow_id, src, dst, size, 0, -1, ft.sport, ft.dport)
-    started = time.perf_counter()
+    cpu, started = time.process_time(), time.perf_counter()
     lib.ns.Simulator.Run()
-    wall = time.perf_counter() - started
-    return {"wall_s": wall, "events": int(lib.ns.Simulator.GetEventCount()),
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {"wall_s": wall, "cpu_s": cpu, "events": int(lib.ns.Simulator.GetEventCount()),
             "end_s": lib.ns.Simulator.Now().GetSeconds(), "flows_done": int(session.NFlows())}
 
 
@@ -74,9 +75,12 @@ def traffic_python() -> dict:
     backend = PacketBackend(topo, transport=TRANSPORT)
     workload = flow_list_workload([{"src": src, "dst": dst, "bytes": size} for _, src, dst, size in flows(topo)],
                                   topo.n_hosts)
+    cpu, started = time.process_time(), time.perf_counter()
     records = play(workload, backend, make_policy("fair"))
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     stats = records.stats
-    return {"wall_s": stats.wall_s, "events": stats.events, "end_s": stats.end_s, "flows_done": len(records.flows)}
+    return {"wall_s": wall, "cpu_s": cpu, "events": stats.events, "end_s": stats.end_s,
+            "flows_done": len(records.flows)}
 
 
 def hadoop_workload(topo):
@@ -158,9 +162,10 @@ def main(part: str) -> None:
         results = {mode: in_subprocess(f"traffic-{mode}") for mode in ("cpp", "python")}
         for mode, r in results.items():
             print(f"traffic[{mode:6}] {r['flows_done']} flows, sim {r['end_s'] * 1e3:.1f} ms, "
-                  f"{r['events']:,} events in {r['wall_s']:.2f} s wall: {r['events'] / r['wall_s']:,.0f} events/s, "
-                  f"{r['wall_s'] / gb:.2f} wall s per simulated GB")
-        print(f"python/cpp wall ratio: {results['python']['wall_s'] / results['cpp']['wall_s']:.3f}")
+                  f"{r['events']:,} events in {r['wall_s']:.2f} s wall ({r['cpu_s']:.2f} s CPU): "
+                  f"{r['events'] / r['cpu_s']:,.0f} events per CPU s, {r['cpu_s'] / gb:.2f} CPU s per simulated GB")
+        for clock in ("cpu_s", "wall_s"):
+            print(f"python/cpp {clock[:-2]} ratio: {results['python'][clock] / results['cpp'][clock]:.3f}")
     if part in ("hadoop", "all"):
         for kind in ("packet", "fluid"):
             r = in_subprocess(f"hadoop-{kind}")
