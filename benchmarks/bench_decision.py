@@ -8,7 +8,8 @@ Reported per decision, CPU (``time.process_time``) and wall:
 * ``steady``: a decision taken again with nothing changed (view, policy, no class moves);
 * ``moves``: a decision where every flow's class must be sent again (one ``set_priorities``).
 
-Every measured decision is the driver's own (:class:`ns3_hpsched.driver.control.Control`),
+A first, unreported run warms up (on packet, the first call of each C++ method through
+cppyy costs up to a second of wrapper compilation). Every measured decision is the driver's own (:class:`ns3_hpsched.driver.control.Control`),
 and ``--profile`` prints a cProfile of the ``steady`` repeats of one policy.
 
 Usage: ``python benchmarks/bench_decision.py [fluid|packet|all] [--profile POLICY]``.
@@ -122,6 +123,7 @@ def measure(kind: str, name: str, profile: bool = False) -> dict:
 def main(kinds: list[str], profile: str | None) -> None:
     print(f"one decision, {N_COFLOWS} coflows x {WIDTH} flows on a k=8 fat-tree; ms CPU / ms wall")
     for kind in kinds:
+        measure(kind, "fifo-lm")  # warm-up, not shown: the first cppyy calls compile their wrappers
         for name in POLICIES:
             r = measure(kind, name, profile == name)
             cells = "  ".join(f"{part} {r[part][0] * 1e3:6.2f} / {r[part][1] * 1e3:6.2f}"
