@@ -33,10 +33,11 @@ def demand_matrix(demands: Sequence[Mapping[int, float]]) -> np.ndarray:
     Columns are the union of the ports that appear, in increasing port number, so "first
     in the port order" keeps its meaning; ports nobody uses are dropped.
     """
-    ports = sorted({p for demand in demands for p in demand})
-    column = {p: i for i, p in enumerate(ports)}
-    matrix = np.zeros((len(demands), len(ports)))
-    for row, demand in enumerate(demands):
-        for port, seconds in demand.items():
-            matrix[row, column[port]] = seconds
+    counts = [len(d) for d in demands]
+    total = sum(counts)
+    ports = np.fromiter((p for d in demands for p in d), dtype=np.int64, count=total)
+    seconds = np.fromiter((v for d in demands for v in d.values()), dtype=np.float64, count=total)
+    columns, column = np.unique(ports, return_inverse=True)
+    matrix = np.zeros((len(demands), len(columns)))
+    matrix[np.repeat(np.arange(len(demands)), counts), column] = seconds
     return matrix
