@@ -91,6 +91,7 @@ class PacketBackend(Backend):
         self._session.SetDispatcher(self._dispatcher)
         self._flows = self.transport.create_flows(cpp, self._fabric, self._session)
         self._start_batch = cpp.StartBatch[type(self._flows).__cpp_name__]  # instantiated once
+        self._warm_up()
         #: Wall seconds spent building the network.
         self.build_s = time.perf_counter() - started
         self._calls: dict[int, Callable[[], None]] = {}
@@ -265,6 +266,15 @@ class PacketBackend(Backend):
         except BaseException as exc:  # noqa: BLE001 - re-raised from run()
             self._error = (exc, kind, ident, time_s)
             self._lib.ns.Simulator.Stop()
+
+    def _warm_up(self) -> None:
+        """Call each bulk C++ method once with no flows: cppyy compiles a wrapper on a method's
+        first call (up to a second), which belongs to building the network, not to the run."""
+        none = np.zeros(1, dtype=np.int64)  # an empty array does not convert to a pointer; n = 0
+        self._start_batch(self._flows, 0.0, 0, *([none] * 8))
+        self._session.SetClasses(none, none, 0)
+        self._session.FirstKnown(none, 0)
+        self._session.BytesSent(none, 0, none)
 
     def _check_class(self, flow_id: int, priority: int) -> None:
         if not (isinstance(priority, (int, np.integer)) and 0 <= priority < self.n_classes):
