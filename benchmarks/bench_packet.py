@@ -4,12 +4,17 @@ Measures, each in a fresh subprocess (ns-3's simulator is a process-wide singlet
 
 * traffic: 8 flows of 125 MB across pods of a k=4 fat-tree at 10 Gbps, TCP (NewReno,
   MTU 9000), once with all control in C++ (flows started from C++, no Python dispatcher)
-  and once driven from Python through the Backend interface (``at`` starts every flow,
-  ``on_flow_done`` reaches Python). Reports events/s and wall seconds per simulated GB;
-  the wall ratio python/cpp is the cost of Python control.
+  and once played by the driver from Python (workload, policy ``fair``, decisions, bulk
+  starts, ``on_flow_done`` reaching Python). Reports events per CPU second and CPU seconds per
+  simulated GB; the CPU ratio python/cpp is the cost of Python control (wall too, but the
+  machine may be shared).
+* hadoop: about 8k small flows (sizes drawn from the Facebook Hadoop distribution,
+  ``../shared/data/fb_hadoop_cdf.txt``, Poisson arrivals at 50% load) on a k=8 fat-tree of
+  100 Gbps links, played by the driver (policy ``fair``) on the packet backend (RDMA) and on
+  the fluid backend: events/s, wall and CPU seconds of each.
 * build: wall seconds and peak memory to build k = 4, 8, 16 fat-trees (after ns-3 is loaded).
 
-Usage: ``python benchmarks/bench_packet.py [traffic|build|all]``.
+Usage: ``python benchmarks/bench_packet.py [traffic|hadoop|build|all]``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 N_FLOWS, FLOW_BYTES, TRANSPORT = 8, 125_000_000, "newreno"
+HADOOP_FLOWS, HADOOP_LOAD, HADOOP_RATE_BPS, HADOOP_SEED = 8000, 0.5, 100e9, 1
+CDF = ROOT.parent.parent / "shared" / "data" / "fb_hadoop_cdf.txt"
+if not CDF.exists():
+    CDF = Path("/work/shared/data/fb_hadoop_cdf.txt")
 
 
 def flows(topo):
@@ -47,27 +56,76 @@ def traffic_cpp() -> dict:
     for flow_id, src, dst, size in flows(topo):
         ft = flow_five_tuple(flow_id, src, dst)
         starter.StartFlow(0.0, flow_id, src, dst, size, 0, -1, ft.sport, ft.dport)
-    started = time.perf_counter()
+    cpu, started = time.process_time(), time.perf_counter()
     lib.ns.Simulator.Run()
-    wall = time.perf_counter() - started
-    return {"wall_s": wall, "events": int(lib.ns.Simulator.GetEventCount()),
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {"wall_s": wall, "cpu_s": cpu, "events": int(lib.ns.Simulator.GetEventCount()),
             "end_s": lib.ns.Simulator.Now().GetSeconds(), "flows_done": int(session.NFlows())}
 
 
 def traffic_python() -> dict:
-    """Driven from Python through the Backend interface."""
-    from ns3_hpsched.backends.base import FlowStart
+    """Driven from Python: the driver plays the flows as a workload (policy ``fair``)."""
     from ns3_hpsched.backends.packet import PacketBackend
+    from ns3_hpsched.driver import play
+    from ns3_hpsched.sched import make_policy
     from ns3_hpsched.topology import fat_tree
+    from ns3_hpsched.workload.flowlist import flow_list_workload
 
     topo = fat_tree(4)
     backend = PacketBackend(topo, transport=TRANSPORT)
-    done = []
-    backend.on_flow_done = lambda flow_id, finish_s: done.append(flow_id)
-    for flow_id, src, dst, size in flows(topo):
-        backend.at(0.0, lambda f=FlowStart(flow_id, src, dst, size): backend.start_flow(f))
-    stats = backend.run()
-    return {"wall_s": stats.wall_s, "events": stats.events, "end_s": stats.end_s, "flows_done": len(done)}
+    workload = flow_list_workload([{"src": src, "dst": dst, "bytes": size} for _, src, dst, size in flows(topo)],
+                                  topo.n_hosts)
+    cpu, started = time.process_time(), time.perf_counter()
+    records = play(workload, backend, make_policy("fair"))
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    stats = records.stats
+    return {"wall_s": wall, "cpu_s": cpu, "events": stats.events, "end_s": stats.end_s,
+            "flows_done": len(records.flows)}
+
+
+def hadoop_workload(topo):
+    """HADOOP_FLOWS flows: sizes by inverse transform (linear between CDF points, as HPCC's
+    generator), uniform random source and destination, Poisson arrivals at HADOOP_LOAD."""
+    import numpy as np
+
+    from ns3_hpsched.workload.flowlist import flow_list_workload
+
+    cdf = np.loadtxt(CDF)
+    sizes_at, percent = cdf[:, 0], cdf[:, 1]
+    mean = np.sum(np.diff(percent) / 100 * (sizes_at[1:] + sizes_at[:-1]) / 2)
+    rng = np.random.default_rng(HADOOP_SEED)
+    sizes = np.maximum(1, np.ceil(np.interp(rng.uniform(0, 100, HADOOP_FLOWS), percent, sizes_at))).astype(int)
+    rate = HADOOP_LOAD * HADOOP_RATE_BPS * topo.n_hosts / (8 * mean)   # flows per second, whole fabric
+    starts = np.cumsum(rng.exponential(1 / rate, HADOOP_FLOWS))
+    src = rng.integers(0, topo.n_hosts, HADOOP_FLOWS)
+    dst = (src + rng.integers(1, topo.n_hosts, HADOOP_FLOWS)) % topo.n_hosts
+    flows = [{"src": int(a), "dst": int(b), "bytes": int(n), "start_s": float(t)}
+             for a, b, n, t in zip(src, dst, sizes, starts)]
+    return flow_list_workload(flows, topo.n_hosts)
+
+
+def hadoop(backend_kind: str) -> dict:
+    """The Hadoop-sized flows played by the driver on one backend."""
+    from ns3_hpsched.driver import play
+    from ns3_hpsched.sched import make_policy
+    from ns3_hpsched.topology import fat_tree
+
+    topo = fat_tree(8, rate_bps=HADOOP_RATE_BPS)
+    workload = hadoop_workload(topo)
+    if backend_kind == "packet":
+        from ns3_hpsched.backends.packet import PacketBackend
+
+        backend = PacketBackend(topo, transport="rdma")
+    else:
+        from ns3_hpsched.backends.fluid import FluidBackend
+
+        backend = FluidBackend(topo)
+    cpu, wall = time.process_time(), time.perf_counter()
+    records = play(workload, backend, make_policy("fair"))
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return {"flows": len(records.flows), "events": records.stats.events, "end_s": records.stats.end_s,
+            "wall_s": wall, "cpu_s": cpu, "decisions": records.decisions,
+            "mean_fct_s": float(records.flows["fct_s"].mean())}
 
 
 def build(k: int) -> dict:
@@ -87,6 +145,7 @@ def build(k: int) -> dict:
 
 
 WORKERS = {"traffic-cpp": traffic_cpp, "traffic-python": traffic_python,
+           "hadoop-packet": lambda: hadoop("packet"), "hadoop-fluid": lambda: hadoop("fluid"),
            **{f"build-{k}": (lambda k=k: build(k)) for k in (4, 8, 16)}}
 
 
@@ -103,9 +162,17 @@ def main(part: str) -> None:
         results = {mode: in_subprocess(f"traffic-{mode}") for mode in ("cpp", "python")}
         for mode, r in results.items():
             print(f"traffic[{mode:6}] {r['flows_done']} flows, sim {r['end_s'] * 1e3:.1f} ms, "
-                  f"{r['events']:,} events in {r['wall_s']:.2f} s wall: {r['events'] / r['wall_s']:,.0f} events/s, "
-                  f"{r['wall_s'] / gb:.2f} wall s per simulated GB")
-        print(f"python/cpp wall ratio: {results['python']['wall_s'] / results['cpp']['wall_s']:.3f}")
+                  f"{r['events']:,} events in {r['wall_s']:.2f} s wall ({r['cpu_s']:.2f} s CPU): "
+                  f"{r['events'] / r['cpu_s']:,.0f} events per CPU s, {r['cpu_s'] / gb:.2f} CPU s per simulated GB")
+        for clock in ("cpu_s", "wall_s"):
+            print(f"python/cpp {clock[:-2]} ratio: {results['python'][clock] / results['cpp'][clock]:.3f}")
+    if part in ("hadoop", "all"):
+        for kind in ("packet", "fluid"):
+            r = in_subprocess(f"hadoop-{kind}")
+            print(f"hadoop[{kind:6}] {r['flows']} flows, sim {r['end_s'] * 1e3:.2f} ms, {r['decisions']} decisions, "
+                  f"{r['events']:,} events in {r['wall_s']:.2f} s wall ({r['cpu_s']:.2f} s CPU): "
+                  f"{r['events'] / r['wall_s']:,.0f} events/s wall, {r['events'] / r['cpu_s']:,.0f} per CPU s; "
+                  f"mean FCT {r['mean_fct_s'] * 1e6:.1f} us", flush=True)
     if part in ("build", "all"):
         for k in (4, 8, 16):
             r = in_subprocess(f"build-{k}")

@@ -16,7 +16,9 @@ from ns3_hpsched.sched.view import Decision, View
 class IdealBackend(Backend):
     """Every flow runs alone at its path's bottleneck rate: the contention-free oracle.
 
-    Records every call so tests can check what the driver asked for and when.
+    Records every call so tests can check what the driver asked for and when: one
+    ``("start_flows", t, batch)`` / ``("set_priorities", t, n)`` entry per bulk call, then one
+    ``("start", t, flow, class)`` / ``("priority", t, flow, class)`` entry per flow.
     """
 
     name = "ideal"
@@ -37,6 +39,7 @@ class IdealBackend(Backend):
         heapq.heappush(self._queue, (time_s, next(self._seq), fn))
 
     def start_flows(self, batch: FlowBatch):
+        self.log.append(("start_flows", self._now, batch))
         for i in range(len(batch)):
             fid, size = int(batch.flow_id[i]), int(batch.size_bytes[i])
             ports = batch.path_ports[batch.path_offsets[i]:batch.path_offsets[i + 1]]
@@ -49,6 +52,7 @@ class IdealBackend(Backend):
             self.at(finish, lambda fid=fid, finish=finish: self.on_flow_done(fid, finish))
 
     def set_priorities(self, flow_ids, priorities):
+        self.log.append(("set_priorities", self._now, len(flow_ids)))
         for fid, priority in zip(np.asarray(flow_ids).tolist(), np.asarray(priorities).tolist()):
             self.log.append(("priority", self._now, fid, priority))
 
@@ -80,13 +84,16 @@ class IdealBackend(Backend):
 
 
 class OneClass(Policy):
-    """Every flow in class 0; counts its calls (a stand-in for the fair policy)."""
+    """Every flow in class 0; records (time, active coflows) of every call (a stand-in for fair).
+
+    The view is live (valid only during ``decide``), so what a test checks is copied here.
+    """
 
     name = "one-class"
 
     def __init__(self):
-        self.views = []
+        self.seen = []
 
     def decide(self, view: View) -> Decision:
-        self.views.append(view)
+        self.seen.append((view.now_s, len(view.coflows)))
         return Decision(order=[[f.flow_id for c in view.coflows.values() for f in c.flows]])

@@ -94,15 +94,14 @@ def test_one_decision_per_instant():
     jobs = tuple(Job(j, (j, (j + 1) % 4), 0.0, ring((j, (j + 1) % 4), 1000)) for j in range(4))
     policy = OneClass()
     run(Workload((Cojob(0, 0.0, jobs, (Stage(1, (0, 1, 2, 3)),)),), n_hosts=4), policy)
-    first = policy.views[0]
-    assert len(first.coflows) == 4 and first.now_s == 0.0
+    assert policy.seen[0] == (0.0, 4)
 
 
 class Reverse(OneClass):
     """Orders coflows newest first, one class each: forces class changes on every release."""
 
     def decide(self, view):
-        self.views.append(view)
+        self.seen.append((view.now_s, len(view.coflows)))
         return Decision(order=[[f.flow_id for f in c.flows] for c in reversed(view.coflows.values())])
 
 
@@ -123,3 +122,33 @@ def test_same_workload_gives_identical_tables():
     b, _ = run(one_job_workload())
     for name in ("coflows", "stages", "jobs", "flows"):
         assert getattr(a, name).equals(getattr(b, name))
+
+
+def test_classes_reach_the_backend_in_bulk():
+    """One start_flows call per coflow (all its flows, paths included) and one set_priorities per decision."""
+    jobs = tuple(Job(j, (0, 1, 2, 3), 0.001 * j, ring((0, 1, 2, 3), 10_000_000)) for j in range(3))
+    workload = Workload((Cojob(0, 0.0, jobs, (Stage(2, (0, 1, 2)),)),), n_hosts=4)
+    records, backend = run(workload, Reverse())
+    batches = [e[2] for e in backend.log if e[0] == "start_flows"]
+    assert len(batches) == len(records.coflows) and all(len(b) == 4 for b in batches)
+    for b in batches:
+        assert len(set(b.coflow_id.tolist())) == 1
+        for i, fid in enumerate(b.flow_id.tolist()):
+            path = b.path_ports[b.path_offsets[i]:b.path_offsets[i + 1]].tolist()
+            assert tuple(path) == backend.topology.flow_path(fid, int(b.src[i]), int(b.dst[i]))
+    moves = [e for e in backend.log if e[0] == "set_priorities"]
+    assert moves and len({e[1] for e in moves}) == len(moves)  # at most one call per instant
+    assert sum(e[2] for e in moves) == sum(1 for e in backend.log if e[0] == "priority")
+
+
+def test_flows_table_ideal_fct_and_ports_are_the_played_ones():
+    """The flows table's ports and ideal FCT are those of each flow's own five-tuple and path."""
+    from ns3_hpsched.topology import flow_five_tuple
+    from ns3_hpsched.topology.ideal import standalone_fct_s
+
+    records, backend = run(one_job_workload(iterations=(2,)))
+    topo = backend.topology
+    for row in records.flows.itertuples():
+        ft = flow_five_tuple(row.flow_id, row.src, row.dst)
+        assert (row.sport, row.dport) == (ft.sport, ft.dport)
+        assert row.standalone_fct_s == standalone_fct_s(topo, row.src, row.dst, row.bytes, row.flow_id)

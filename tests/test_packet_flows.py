@@ -147,6 +147,27 @@ def test_bad_input_fails_before_simulating(PacketBackend):
     assert backend.flows_table().empty
 
 
+def test_bulk_calls_check_like_single_ones(PacketBackend):
+    """A batch is checked before its one C++ call: a repeated id names the flow, and moving a
+    flow never started raises KeyError; the valid flows still run to the end."""
+    from ns3_hpsched.backends.base import FlowBatch
+
+    topo = dumbbell(left=2, right=2)
+    backend = PacketBackend(topo)
+    with pytest.raises(ConfigError) as info:
+        backend.start_flows(FlowBatch.of([FlowStart(5, 0, 2, 1000), FlowStart(5, 1, 3, 1000)], topo))
+    assert info.value.field == "flow 5.flow_id"
+    backend.start_flows(FlowBatch.of([FlowStart(0, 0, 2, 1000), FlowStart(1, 1, 3, 1000)], topo))
+    with pytest.raises(ConfigError) as info:
+        backend.start_flow(FlowStart(1, 1, 2, 1000))
+    assert info.value.field == "flow 1.flow_id"
+    with pytest.raises(KeyError, match="flow 9"):
+        backend.set_priorities([0, 9], [1, 1])
+    backend.set_priorities([1], [1])
+    backend.run()
+    assert sorted(backend.flows_table()["flow_id"]) == [0, 1]
+
+
 FLOWS = [(0, 0, 2, 3_000_000, 1), (1, 1, 3, 2_000_000, 0), (2, 0, 3, 1_000_000, 1)]
 
 

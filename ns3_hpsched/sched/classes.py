@@ -14,10 +14,13 @@ computing keeps its rank but holds no queue).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import chain
+
+import numpy as np
 
 from .view import CoflowState
 
-__all__ = ["order_to_classes", "flow_ids", "class_per_coflow"]
+__all__ = ["order_to_classes", "order_arrays", "flow_ids", "class_per_coflow"]
 
 
 def order_to_classes(order: Sequence[Iterable[int]], n_classes: int) -> dict[int, int]:
@@ -40,25 +43,50 @@ def order_to_classes(order: Sequence[Iterable[int]], n_classes: int) -> dict[int
     ValueError
         If ``n_classes < 1`` or a flow appears twice in the order (a policy bug).
     """
+    ids, classes = order_arrays(order, n_classes)
+    return dict(zip(ids.tolist(), classes.tolist()))
+
+
+def order_arrays(order: Sequence[Iterable[int]], n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`order_to_classes` as two aligned int64 arrays: flow ids (in order) and classes.
+
+    What the driver uses: its cost in Python grows with the number of classes in the
+    order, not with the number of flows (the flows are handled by numpy).
+    """
     if isinstance(n_classes, bool) or not isinstance(n_classes, int) or n_classes < 1:
         raise ValueError(f"n_classes must be an integer >= 1, got {n_classes!r}")
-    classes: dict[int, int] = {}
-    position = 0
-    for group in order:
-        queue = min(position, n_classes - 1)
-        placed = False
-        for flow_id in group:
-            if flow_id in classes:
-                raise ValueError(f"flow {flow_id} appears more than once in the order")
-            classes[flow_id] = queue
-            placed = True
-        position += placed
-    return classes
+    groups = [g if isinstance(g, (list, tuple, np.ndarray)) else list(g) for g in order]
+    sizes = np.fromiter((len(g) for g in groups), dtype=np.int64, count=len(groups))
+    if len(groups) == 1:  # e.g. fair: one class, maybe already an array
+        ids = np.array(groups[0], dtype=np.int64)
+    else:
+        ids = np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(sizes.sum()))
+    queues = np.minimum(np.cumsum(sizes > 0) - 1, n_classes - 1)
+    classes = np.repeat(queues, sizes)
+    if _has_repeats(ids):
+        _, first = np.unique(ids, return_index=True)
+        repeated = np.ones(len(ids), dtype=bool)
+        repeated[first] = False
+        raise ValueError(f"flow {ids[np.argmax(repeated)]} appears more than once in the order")
+    return ids, classes
+
+
+def _has_repeats(ids: np.ndarray) -> bool:
+    """Whether an id occurs twice: a count over the ids' range when it is compact, else a sort."""
+    if len(ids) < 2:
+        return False
+    low, high = int(ids.min()), int(ids.max())
+    if high - low < 4 * len(ids) + 4096:
+        return bool(np.bincount(ids - low).max() > 1)
+    return len(np.unique(ids)) < len(ids)
 
 
 def flow_ids(coflows: Iterable[CoflowState]) -> list[int]:
     """The flow ids of ``coflows``, coflow by coflow, each coflow's flows by id: one class."""
-    return [f.flow_id for c in coflows for f in sorted(c.flows, key=lambda f: f.flow_id)]
+    ids: list[int] = []
+    for c in coflows:
+        ids.extend(c.flow_ids())
+    return ids
 
 
 def class_per_coflow(coflows: Iterable[CoflowState]) -> list[list[int]]:

@@ -8,34 +8,18 @@ demands with these helpers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .view import CoflowState, FlowState
+from .view import CoflowState, bytes_to_time, port_bytes
 
 __all__ = ["port_bytes", "bytes_to_time", "coflow_demand", "bottleneck_s", "demand_matrix"]
 
 
-def port_bytes(flows: Iterable[FlowState]) -> dict[int, int]:
-    """Remaining bytes of ``flows`` on each port they cross (ports without bytes omitted)."""
-    load: dict[int, int] = {}
-    for flow in flows:
-        remaining = flow.remaining_bytes
-        if remaining > 0:
-            for port in flow.ports:
-                load[port] = load.get(port, 0) + remaining
-    return load
-
-
-def bytes_to_time(bytes_by_port: Mapping[int, int], capacity_bps: np.ndarray) -> dict[int, float]:
-    """Seconds each port needs to carry ``bytes_by_port`` at full capacity."""
-    return {port: b * 8 / capacity_bps[port] for port, b in bytes_by_port.items()}
-
-
 def coflow_demand(coflow: CoflowState, capacity_bps: np.ndarray) -> dict[int, float]:
     """``d_c^p``: seconds of port ``p`` that coflow ``c``'s remaining bytes need."""
-    return bytes_to_time(port_bytes(coflow.flows), capacity_bps)
+    return coflow.demand_s(capacity_bps)
 
 
 def bottleneck_s(demand: Mapping[int, float]) -> float:
@@ -49,10 +33,11 @@ def demand_matrix(demands: Sequence[Mapping[int, float]]) -> np.ndarray:
     Columns are the union of the ports that appear, in increasing port number, so "first
     in the port order" keeps its meaning; ports nobody uses are dropped.
     """
-    ports = sorted({p for demand in demands for p in demand})
-    column = {p: i for i, p in enumerate(ports)}
-    matrix = np.zeros((len(demands), len(ports)))
-    for row, demand in enumerate(demands):
-        for port, seconds in demand.items():
-            matrix[row, column[port]] = seconds
+    counts = [len(d) for d in demands]
+    total = sum(counts)
+    ports = np.fromiter((p for d in demands for p in d), dtype=np.int64, count=total)
+    seconds = np.fromiter((v for d in demands for v in d.values()), dtype=np.float64, count=total)
+    columns, column = np.unique(ports, return_inverse=True)
+    matrix = np.zeros((len(demands), len(columns)))
+    matrix[np.repeat(np.arange(len(demands)), counts), column] = seconds
     return matrix

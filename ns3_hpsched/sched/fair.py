@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .base import Policy
-from .classes import flow_ids
 from .view import Decision, View
 
 __all__ = ["Fair"]
@@ -21,7 +20,7 @@ class Fair(Policy):
 
     def decide(self, view: View) -> Decision:
         """One class holding every active flow."""
-        return Decision(order=[flow_ids(view.coflows.values())])
+        return Decision(order=[view.flow_ids()])
 
     def describe(self) -> dict:
         """Name and (no) parameters."""

@@ -30,7 +30,7 @@ class Pinned(Policy):
         unpinned = max(self._priority.values(), default=0) + 1
         groups: dict[int, list[int]] = defaultdict(list)
         for coflow in view.coflows.values():
-            groups[self._priority.get(coflow.cojob, unpinned)].extend(f.flow_id for f in coflow.flows)
+            groups[self._priority.get(coflow.cojob, unpinned)].extend(coflow.flow_ids())
         # One order position per class number; order_to_classes skips the empty ones, which
         # keeps every pinned class's precedence (all strict priority depends on).
         return Decision(order=[groups.get(c, []) for c in range(max(groups) + 1)] if groups else [])

@@ -11,7 +11,7 @@ import numpy as np
 
 from .base import Policy
 from .classes import class_per_coflow
-from .demand import bottleneck_s, coflow_demand, port_bytes
+from .demand import bottleneck_s, coflow_demand
 from .params import check_bool
 from .ties import tie_key
 from .view import CoflowState, Decision, View
@@ -85,7 +85,7 @@ def madd_rates(coflows: Sequence[CoflowState], capacity_bps: np.ndarray) -> dict
 
     rates = {f.flow_id: 0.0 for c in coflows for f in c.flows}
     for c in coflows:
-        load = port_bytes(c.flows)
+        load = c.port_bytes()
         if not load or any(residual[p] <= 0 for p in load):
             continue
         tau = max(b * 8 / residual[p] for p, b in load.items())

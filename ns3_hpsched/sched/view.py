@@ -1,17 +1,25 @@
-"""What a scheduling policy sees: a read-only snapshot of the cluster, built by the driver.
+"""What a scheduling policy sees: the cluster's active coflows, jobs and stages.
 
 Policies are pure functions of a :class:`View`; they never touch a backend. Ports are the
 topology's directed links (see :mod:`ns3_hpsched.topology.base`); demands are converted to
 time units (bytes * 8 / capacity) by the policies, so mixed link speeds are right.
+
+The driver keeps one view for a whole run and updates it as coflows are released and
+finish, jobs run iterations and stages start and end; byte counts are read from the
+backend at most once per decision. A view is therefore valid during the
+:meth:`~ns3_hpsched.sched.base.Policy.decide` call it is handed to: a policy that keeps
+something for later keeps ids or numbers, not the view's objects. Tests build views by
+hand from the same classes (:class:`CoflowState` with a tuple of :class:`FlowState`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["FlowState", "CoflowState", "JobState", "StageState", "View", "Decision"]
+__all__ = ["FlowState", "port_bytes", "bytes_to_time", "CoflowState", "JobState", "StageState", "View", "Decision"]
 
 
 @dataclass(frozen=True)
@@ -32,34 +40,89 @@ class FlowState:
         return self.size_bytes - self.sent_bytes
 
 
-@dataclass(frozen=True)
+def port_bytes(flows: Iterable[FlowState]) -> dict[int, int]:
+    """Remaining bytes of ``flows`` on each port they cross (ports without bytes omitted)."""
+    load: dict[int, int] = {}
+    for flow in flows:
+        remaining = flow.remaining_bytes
+        if remaining > 0:
+            for port in flow.ports:
+                load[port] = load.get(port, 0) + remaining
+    return load
+
+
+def bytes_to_time(bytes_by_port: Mapping[int, int], capacity_bps: np.ndarray) -> dict[int, float]:
+    """Seconds each port needs to carry ``bytes_by_port`` at full capacity.
+
+    One numpy division for all ports (bytes * 8 are exact in int64, as in Python).
+    """
+    ports = list(bytes_by_port)
+    bits = np.fromiter(bytes_by_port.values(), dtype=np.int64, count=len(ports)) * 8
+    return dict(zip(ports, (bits / capacity_bps[ports]).tolist()))
+
+
 class CoflowState:
     """A released, unfinished coflow: one synchronisation phase of one job's iteration.
 
     ``sent_bytes`` counts all of the coflow's bytes delivered so far, including those of
-    flows already finished (Aalo and FIFO-LM classify on it).
+    flows already finished (Aalo and FIFO-LM classify on it); ``remaining_bytes`` is what
+    is left of the whole coflow. ``flows`` holds its unfinished flows.
+    :meth:`flow_ids` and :meth:`port_bytes` answer the two questions policies ask of the
+    flows without building one object per flow (the driver's live coflows answer them
+    from arrays).
     """
 
-    coflow_id: int
-    job: int
-    cojob: int
-    stage: int
-    iteration: int
-    phase: int
-    release_s: float
-    size_bytes: int
-    sent_bytes: int
-    flows: tuple[FlowState, ...]
+    __slots__ = ("coflow_id", "job", "cojob", "stage", "iteration", "phase", "release_s",
+                 "size_bytes", "_sent_bytes", "_flows")
+
+    def __init__(self, coflow_id: int, job: int, cojob: int, stage: int, iteration: int, phase: int,
+                 release_s: float, size_bytes: int, sent_bytes: int = 0,
+                 flows: tuple[FlowState, ...] = ()) -> None:
+        self.coflow_id, self.job, self.cojob, self.stage = coflow_id, job, cojob, stage
+        self.iteration, self.phase, self.release_s, self.size_bytes = iteration, phase, release_s, size_bytes
+        self._sent_bytes = sent_bytes
+        self._flows = tuple(flows)
+
+    @property
+    def sent_bytes(self) -> int:
+        """Bytes of the coflow delivered so far (finished flows included)."""
+        return self._sent_bytes
+
+    @property
+    def remaining_bytes(self) -> int:
+        """Bytes of the coflow still to deliver."""
+        return self.size_bytes - self.sent_bytes
+
+    @property
+    def flows(self) -> tuple[FlowState, ...]:
+        """The unfinished flows (the driver gives them by flow id)."""
+        return self._flows
+
+    def flow_ids(self) -> list[int]:
+        """Ids of the unfinished flows, increasing."""
+        return sorted(f.flow_id for f in self.flows)
+
+    def port_bytes(self) -> dict[int, int]:
+        """Remaining bytes on each port the unfinished flows cross (ports without bytes omitted)."""
+        return port_bytes(self.flows)
+
+    def demand_s(self, capacity_bps: np.ndarray) -> dict[int, float]:
+        """``d_c^p``: seconds each port needs for the remaining bytes (``bytes * 8 / B_p``)."""
+        return bytes_to_time(self.port_bytes(), capacity_bps)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(coflow_id={self.coflow_id}, job={self.job}, cojob={self.cojob}, "
+                f"stage={self.stage}, sent_bytes={self.sent_bytes}, size_bytes={self.size_bytes})")
 
 
-@dataclass(frozen=True)
+@dataclass
 class JobState:
     """A job running in its cojob's current stage.
 
     ``iterations`` is N_j (iterations of this stage), ``done_iterations`` k_j (completed),
     ``released_iterations`` how many iterations have released their synchronisation so far
     (k_j or k_j + 1), ``sync_port_bytes`` T_j^p: the bytes one whole synchronisation of the
-    job (all phases) puts on each port.
+    job (all phases) puts on each port; ``coflows`` its released, unfinished coflows.
     """
 
     job: int
@@ -73,7 +136,7 @@ class JobState:
     coflows: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@dataclass
 class StageState:
     """A running stage of a cojob: ``jobs`` are the jobs still unfinished in it."""
 
@@ -83,9 +146,9 @@ class StageState:
     jobs: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@dataclass
 class View:
-    """Snapshot handed to :meth:`Policy.decide`.
+    """What :meth:`Policy.decide` is handed (see the module docstring).
 
     ``coflows``, ``jobs``, ``stages`` are keyed by their ids and hold only active items,
     in release order.
@@ -97,6 +160,13 @@ class View:
     coflows: dict[int, CoflowState]
     jobs: dict[int, JobState] = field(default_factory=dict)
     stages: dict[tuple[int, int], StageState] = field(default_factory=dict)
+
+    def flow_ids(self) -> Sequence[int]:
+        """Ids of every unfinished flow, coflow by coflow (the driver's view: one array)."""
+        ids: list[int] = []
+        for c in self.coflows.values():
+            ids.extend(c.flow_ids())
+        return ids
 
 
 @dataclass

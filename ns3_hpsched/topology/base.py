@@ -280,7 +280,11 @@ class Topology:
     def flow_path(self, flow_id: int, src: int, dst: int) -> tuple[int, ...]:
         """Ports (directed links) crossed by flow ``flow_id`` from ``src`` to ``dst``."""
         flow_id, src, dst = int(flow_id), int(src), int(dst)  # numpy integers would overflow the hash
-        nodes = self.path_nodes(flow_five_tuple(flow_id, src, dst), src, dst)
+        return self.tuple_path(flow_five_tuple(flow_id, src, dst), src, dst)
+
+    def tuple_path(self, ft: FiveTuple, src: int, dst: int) -> tuple[int, ...]:
+        """Ports crossed from host ``src`` to host ``dst`` by packets of five-tuple ``ft``."""
+        nodes = self.path_nodes(ft, src, dst)
         return tuple(self.port_of[(u, v)] for u, v in zip(nodes, nodes[1:]))
 
     def base_rtt_s(self, src: int, dst: int) -> float:

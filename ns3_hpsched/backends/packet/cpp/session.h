@@ -88,6 +88,33 @@ class Session
         return true;
     }
 
+    /// Change the classes of ``n`` flows (one call per decision). Returns the index of the
+    /// first unknown id, or -1 when all were known (ids before it are changed).
+    int64_t SetClasses(const int64_t* ids, const int64_t* classes, uint64_t n)
+    {
+        for (uint64_t i = 0; i < n; ++i)
+        {
+            if (!SetClass(ids[i], uint8_t(classes[i])))
+            {
+                return int64_t(i);
+            }
+        }
+        return -1;
+    }
+
+    /// Index of the first of ``n`` ids already registered, or -1 if none is.
+    int64_t FirstKnown(const int64_t* ids, uint64_t n) const
+    {
+        for (uint64_t i = 0; i < n; ++i)
+        {
+            if (HasFlow(ids[i]))
+            {
+                return int64_t(i);
+            }
+        }
+        return -1;
+    }
+
     /// A transport reports ``bytes`` more of flow ``idx`` delivered at the receiver.
     void Delivered(uint32_t idx, uint64_t bytes)
     {
@@ -199,6 +226,35 @@ class Session
     std::unordered_map<int64_t, uint64_t> m_coflowBytes;
     std::unordered_map<int64_t, uint64_t> m_watch;
 };
+
+/// Start ``n`` flows given as columns on a transport's ``StartFlow`` (TcpFlows, RdmaFlows):
+/// one Python call per batch of flows instead of one per flow.
+template <class Flows>
+void StartBatch(Flows& flows,
+                double timeS,
+                uint64_t n,
+                const int64_t* id,
+                const int64_t* src,
+                const int64_t* dst,
+                const int64_t* size,
+                const int64_t* cls,
+                const int64_t* coflow,
+                const int64_t* sport,
+                const int64_t* dport)
+{
+    for (uint64_t i = 0; i < n; ++i)
+    {
+        flows.StartFlow(timeS,
+                        id[i],
+                        uint32_t(src[i]),
+                        uint32_t(dst[i]),
+                        uint64_t(size[i]),
+                        uint8_t(cls[i]),
+                        coflow[i],
+                        uint16_t(sport[i]),
+                        uint16_t(dport[i]));
+    }
+}
 
 } // namespace hpsched
 

@@ -1,0 +1,63 @@
+"""The driver: plays a hyperparameter-search workload over any backend under a policy.
+
+One module per job (DESIGN.md's vocabulary):
+
+* :mod:`.training` -- training dynamics: a job's life (compute, phases, iterations,
+  stage barriers, halving), and the policy's view kept up to date as it goes;
+* :mod:`.control` -- control: triggers, decisions, classes and rates applied in bulk,
+  the control delay;
+* :mod:`.flows` -- the columnar flow state, owned once (paths and five-tuples computed
+  once per flow, shared with the backend, the view and the flows table);
+* :mod:`.bounds` -- lower bounds of stage times (pure functions of workload and topology);
+* :mod:`.records` -- the result tables.
+
+The driver never imports ns-3: it talks to :class:`~ns3_hpsched.backends.base.Backend` only.
+"""
+
+from __future__ import annotations
+
+from ..backends.base import Backend
+from ..sched.base import Policy
+from ..workload.spec import Workload
+from .control import Control
+from .flows import FlowTable, LiveView
+from .records import RecordBook, Records
+from .training import ProgressFn, Training
+
+__all__ = ["play", "Records", "ProgressFn", "Control", "FlowTable", "LiveView", "RecordBook", "Training"]
+
+
+def play(workload: Workload, backend: Backend, policy: Policy, *,
+         control_delay_s: float = 0.0, progress: ProgressFn | None = None) -> Records:
+    """Play ``workload`` over ``backend`` under ``policy`` and return the records.
+
+    Parameters
+    ----------
+    workload:
+        The explicit workload (validated beforehand).
+    backend:
+        A fresh backend over the topology the workload's hosts refer to.
+    policy:
+        The scheduling policy; :meth:`Policy.setup` is called with the workload first.
+    control_delay_s:
+        Delay between a trigger and the new classes taking effect at the senders
+        (see :class:`~.control.Control`).
+    progress:
+        ``None`` or ``progress(now_s, flows_done)``, called after every flow completion
+        (the caller throttles; :meth:`Workload.n_flows` gives the total).
+    """
+    topology = backend.topology
+    flows = FlowTable(topology, backend.bytes_sent)
+    view = LiveView(flows, 0.0, topology.port_capacity_bps, backend.n_classes)
+    control = Control(backend, policy, view, flows, control_delay_s)
+    book = RecordBook()
+    training = Training(workload, backend, view, flows, control, book, progress)
+    policy.setup(workload)
+    backend.on_flow_done = training.flow_done
+    backend.on_threshold = lambda coflow_id: control.trigger()
+    training.schedule_arrivals()
+    stats = backend.run()
+    unfinished = training.unfinished_stages()
+    if unfinished:
+        raise RuntimeError(f"the run ended with stages unfinished: {unfinished[:5]}")
+    return book.records(backend, flows, control.decisions, stats)

@@ -1,0 +1,258 @@
+"""The driver's flow state, owned once: every released flow as columns, indexed by flow id.
+
+The driver numbers flows 0, 1, 2, ... in release order, so a flow's id is its row. A
+coflow's flows are created in one step (:meth:`FlowTable.release`) and occupy consecutive
+rows; each flow's five-tuple and path are computed there, once, and shared by the
+backend (through :class:`~ns3_hpsched.backends.base.FlowBatch`), the policies' view
+(:class:`LiveCoflow`) and the flows table (ideal FCT, ports).
+
+Byte counts are read from the backend at most once per decision, for all unfinished
+flows in one call, and only if the policy asks for them (:meth:`FlowTable.sent_now`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..backends.base import FlowBatch
+from ..sched.view import CoflowState, FlowState, View
+from ..topology import FiveTuple, Topology, flow_five_tuple
+from ..workload.spec import Flow
+
+__all__ = ["FlowTable", "LiveCoflow", "LiveView", "five_tuple"]
+
+#: Per-flow columns and their dtypes; ``klass`` is the class the backend has (-1: not started).
+_COLUMNS = {"coflow": np.int64, "job": np.int64, "cojob": np.int64, "stage": np.int64,
+            "src": np.int64, "dst": np.int64, "size": np.int64, "sport": np.int64, "dport": np.int64,
+            "klass": np.int64, "target": np.int64, "sent": np.int64, "open": np.bool_}
+
+
+def five_tuple(flow_id: int, flow: Flow) -> FiveTuple:
+    """The five-tuple of workload flow ``flow`` played as flow ``flow_id``: the one place it is made.
+
+    A destination port given by the workload (``flow.dport``, e.g. from an HPCC flow list)
+    is kept, so hashing, the wire and the flows table all use it.
+    """
+    dport = flow.dport
+    ft = flow_five_tuple(flow_id, flow.src, flow.dst)
+    return ft if dport is None else ft._replace(dport=int(dport))
+
+
+class FlowTable:
+    """Every flow released so far (see the module docstring).
+
+    Parameters
+    ----------
+    topology:
+        Gives each flow its path (:meth:`Topology.tuple_path`).
+    bytes_sent:
+        The backend's :meth:`~ns3_hpsched.backends.base.Backend.bytes_sent`.
+    """
+
+    def __init__(self, topology: Topology, bytes_sent: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.topology = topology
+        self._bytes_sent = bytes_sent
+        self.n = 0
+        for name, dtype in _COLUMNS.items():
+            setattr(self, name, np.zeros(1024, dtype=dtype))
+        self.path_offsets = np.zeros(1025, dtype=np.int64)
+        self.path_ports = np.zeros(4096, dtype=np.int64)
+        self._stamp = 0            # decision number
+        self._low = 0              # no flow below this row is unfinished
+        self._open_rows: tuple[int, np.ndarray] = (-1, np.zeros(0, dtype=np.int64))
+        self._sent_stamp = -1
+
+    def release(self, flows: Sequence[Flow], coflow: int, job: int, cojob: int, stage: int) -> range:
+        """Add one coflow's flows (not started yet); return their rows (= flow ids)."""
+        first, n = self.n, len(flows)
+        tuples = [five_tuple(first + i, f) for i, f in enumerate(flows)]
+        paths = [self.topology.tuple_path(ft, f.src, f.dst) for ft, f in zip(tuples, flows)]
+        hops = sum(len(p) for p in paths)
+        self._reserve(first + n, self.path_offsets[first] + hops)
+        rows = slice(first, first + n)
+        for name, value in (("coflow", coflow), ("job", job), ("cojob", cojob), ("stage", stage),
+                            ("klass", -1), ("sent", 0), ("open", True)):
+            getattr(self, name)[rows] = value
+        for name, values in (("src", [f.src for f in flows]), ("dst", [f.dst for f in flows]),
+                             ("size", [f.bytes for f in flows]), ("sport", [t.sport for t in tuples]),
+                             ("dport", [t.dport for t in tuples])):
+            getattr(self, name)[rows] = values
+        start = self.path_offsets[first]
+        self.path_offsets[first + 1:first + n + 1] = start + np.cumsum([len(p) for p in paths])
+        self.path_ports[start:start + hops] = [q for p in paths for q in p]
+        self.n += n
+        return range(first, first + n)
+
+    def batch(self, rows: range, priority: np.ndarray) -> FlowBatch:
+        """The flows of ``rows`` as a :class:`FlowBatch` in classes ``priority``."""
+        s = slice(rows.start, rows.stop)
+        offsets = self.path_offsets[rows.start:rows.stop + 1]
+        return FlowBatch(np.arange(rows.start, rows.stop, dtype=np.int64), self.src[s].copy(),
+                         self.dst[s].copy(), self.size[s].copy(), np.asarray(priority, dtype=np.int64),
+                         self.coflow[s].copy(), self.sport[s].copy(), self.dport[s].copy(),
+                         offsets - offsets[0], self.path_ports[offsets[0]:offsets[-1]].copy())
+
+    def finish(self, flow_id: int) -> None:
+        """Mark a flow finished: all its bytes are sent."""
+        self.open[flow_id] = False
+        self.sent[flow_id] = self.size[flow_id]
+
+    def is_open(self, flow_id: int) -> bool:
+        """Whether ``flow_id`` was released and has not finished."""
+        return 0 <= flow_id < self.n and bool(self.open[flow_id])
+
+    # -- per decision ---------------------------------------------------------------------
+
+    def new_decision(self) -> None:
+        """Start a decision: byte counts become stale."""
+        self._stamp += 1
+
+    @property
+    def stamp(self) -> int:
+        """Number of the current decision (caches keyed by it are valid during it)."""
+        return self._stamp
+
+    def open_rows(self) -> np.ndarray:
+        """Rows of the unfinished flows, increasing (one scan from the oldest unfinished flow)."""
+        stamp, rows = self._open_rows
+        if stamp != self._stamp:
+            if self._low < self.n and not self.open[self._low]:
+                ahead = self.open[self._low:self.n]
+                self._low = self._low + int(np.argmax(ahead)) if ahead.any() else self.n
+            rows = np.flatnonzero(self.open[self._low:self.n]) + self._low
+            self._open_rows = (self._stamp, rows)
+        return rows
+
+    def sent_now(self) -> np.ndarray:
+        """The ``sent`` column, current for this decision (read from the backend once)."""
+        if self._sent_stamp != self._stamp:
+            rows = self.open_rows()
+            rows = rows[self.klass[rows] >= 0]
+            if len(rows):
+                self.sent[rows] = self._bytes_sent(rows)
+            self._sent_stamp = self._stamp
+        return self.sent
+
+    def _reserve(self, rows: int, hops: int) -> None:
+        """Grow the columns to hold ``rows`` flows and ``hops`` path entries."""
+        size = len(self.open)
+        if rows > size:
+            size = max(rows, 2 * size)
+            for name in _COLUMNS:
+                column = getattr(self, name)
+                setattr(self, name, np.concatenate([column, np.zeros(size - len(column), dtype=column.dtype)]))
+            self.path_offsets = np.concatenate([self.path_offsets, np.zeros(size + 1 - len(self.path_offsets),
+                                                                            dtype=np.int64)])
+        if hops > len(self.path_ports):
+            self.path_ports = np.concatenate([self.path_ports, np.zeros(max(hops, 2 * len(self.path_ports))
+                                                                        - len(self.path_ports), dtype=np.int64)])
+
+
+class LiveCoflow(CoflowState):
+    """A coflow of the driver's view, answering from the :class:`FlowTable` (no per-flow objects).
+
+    ``rows`` are its flows' rows. Its ports are found once, when a policy first asks for its
+    demand; per decision, its remaining bytes per port are one ``bincount`` over its hops.
+    """
+
+    __slots__ = ("rows", "_open_ids", "_table", "_ports", "_hop_port", "_hop_row", "_cache")
+
+    def __init__(self, table: FlowTable, rows: range, coflow_id: int, job: int, cojob: int, stage: int,
+                 iteration: int, phase: int, release_s: float) -> None:
+        super().__init__(coflow_id, job, cojob, stage, iteration, phase, release_s,
+                         int(table.size[rows.start:rows.stop].sum()))
+        self.rows, self._open_ids, self._table = rows, list(rows), table
+        self._ports = self._hop_port = self._hop_row = None  # found on the first demand asked
+        self._cache: dict[str, tuple[int, object]] = {}
+
+    def _find_hops(self) -> None:
+        """The coflow's distinct ports, and for each hop of its flows its port and row."""
+        t, rows = self._table, self.rows
+        start, stop = t.path_offsets[rows.start], t.path_offsets[rows.stop]
+        self._ports, self._hop_port = np.unique(t.path_ports[start:stop], return_inverse=True)
+        self._hop_row = np.repeat(np.arange(rows.start, rows.stop), np.diff(t.path_offsets[rows.start:rows.stop + 1]))
+
+    def _sent_slice(self) -> np.ndarray:
+        return self._table.sent_now()[self.rows.start:self.rows.stop]
+
+    @property
+    def sent_bytes(self) -> int:
+        """Bytes of the coflow delivered so far (finished flows included)."""
+        return int(self._sent_slice().sum())
+
+    @property
+    def flows(self) -> tuple[FlowState, ...]:
+        """The unfinished flows, by id (built on request, once per decision)."""
+        return self._cached("flows", self._build_flows)
+
+    def flow_ids(self) -> list[int]:
+        """Ids of the unfinished flows, increasing."""
+        return self._open_ids.copy()
+
+    @property
+    def open_flows(self) -> int:
+        """Number of unfinished flows."""
+        return len(self._open_ids)
+
+    def flow_finished(self, flow_id: int) -> None:
+        """One of the coflow's flows finished (the table has been told)."""
+        self._open_ids.remove(flow_id)
+
+    def port_bytes(self) -> dict[int, int]:
+        """Remaining bytes on each port the unfinished flows cross (ports without bytes omitted)."""
+        return self._cached("port_bytes", self._port_bytes)
+
+    def demand_s(self, capacity_bps: np.ndarray) -> dict[int, float]:
+        """``d_c^p``: seconds each port needs for the remaining bytes (once per decision)."""
+        return self._cached("demand_s", lambda: self._demand_s(capacity_bps))
+
+    def _cached(self, key: str, build: Callable[[], object]):
+        stamp = self._table.stamp
+        hit = self._cache.get(key)
+        if hit is None or hit[0] != stamp:
+            hit = (stamp, build())
+            self._cache[key] = hit
+        return hit[1]
+
+    def _load(self) -> tuple[np.ndarray, np.ndarray]:
+        """Ports with remaining bytes and those bytes (exact: sums stay below 2**53)."""
+        if self._ports is None:
+            self._find_hops()
+        t = self._table
+        remaining = t.size[self._hop_row] - t.sent_now()[self._hop_row]
+        load = np.bincount(self._hop_port, weights=remaining, minlength=len(self._ports))
+        used = load > 0
+        return self._ports[used], load[used].astype(np.int64)
+
+    def _port_bytes(self) -> dict[int, int]:
+        ports, load = self._load()
+        return dict(zip(ports.tolist(), load.tolist()))
+
+    def _demand_s(self, capacity_bps: np.ndarray) -> dict[int, float]:
+        ports, load = self._load()
+        return dict(zip(ports.tolist(), (load * 8 / capacity_bps[ports]).tolist()))
+
+    def _build_flows(self) -> tuple[FlowState, ...]:
+        t, sent = self._table, self._table.sent_now()
+        ports = t.path_ports
+        return tuple(FlowState(f, self.coflow_id, int(t.src[f]), int(t.dst[f]), int(t.size[f]), int(sent[f]),
+                               tuple(ports[t.path_offsets[f]:t.path_offsets[f + 1]].tolist()))
+                     for f in self._open_ids)
+
+
+class LiveView(View):
+    """The driver's view: a :class:`View` whose :meth:`flow_ids` is one array from the table.
+
+    Flow ids grow with coflow release order, so the unfinished rows in increasing order
+    are exactly the flows coflow by coflow.
+    """
+
+    def __init__(self, table: FlowTable, now_s: float, port_capacity_bps: np.ndarray, n_classes: int) -> None:
+        super().__init__(now_s, port_capacity_bps, n_classes, {})
+        self._table = table
+
+    def flow_ids(self) -> np.ndarray:
+        """Ids of every unfinished flow, increasing."""
+        return self._table.open_rows()
