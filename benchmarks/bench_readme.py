@@ -75,12 +75,15 @@ def measure_tests(quick: bool) -> dict[str, float]:
 
 
 def measure_crosscheck() -> pd.DataFrame:
-    """``invoke crosscheck`` of the small search for every scheduler; its summary table."""
+    """``invoke crosscheck`` of the small search for every scheduler; its summary table.
+
+    One simulation per CPU: each packet run gets a core to itself.
+    """
     from ns3_hpsched.cli import crosscheck
     from ns3_hpsched.sched import POLICIES
 
     with tempfile.TemporaryDirectory() as tmp:
-        store = crosscheck("small-search", list(POLICIES), {}, store=f"{tmp}/store", workers=1)
+        store = crosscheck("small-search", list(POLICIES), {}, store=f"{tmp}/store", workers=os.cpu_count() or 1)
         return pd.read_csv(store / "crosscheck_summary.csv")
 
 
