@@ -34,9 +34,10 @@ def build_workload(spec: dict, n_hosts: int, seed: int, base_dir: str | Path | N
     base_dir:
         Folder that relative ``path`` values are resolved against (the scenario file's
         folder); default the current directory.
-    host_rate_bps:
-        Uplink capacity of every host (``kind = "size_cdf"`` only: its ``load`` is a
-        fraction of it); see :func:`~ns3_hpsched.workload.sizecdf.host_rates_bps`.
+    topology:
+        The scenario's topology, for the kinds that need it: ``hpcc_flows`` (node ids of an
+        HPCC topology) and ``size_cdf`` (its ``load`` is a fraction of each host's uplink,
+        :func:`~ns3_hpsched.workload.sizecdf.host_rates_bps`).
 
     Keys of ``kind = "search"`` (a generated hyperparameter search)
     -----------------------------------------------------------------
@@ -181,7 +182,6 @@ def _size_cdf(params: dict, n_hosts: int, seed: int, topology) -> Workload:
     if topology is None:
         raise ValueError("kind = 'size_cdf' needs the topology (its load is a fraction of host bandwidth)")
     return size_cdf_workload(n_hosts=n_hosts, seed=seed, host_rate_bps=host_rates_bps(topology), **params)
-
 
 
 #: Every ``workload.kind``: its keys (besides ``kind``) and its builder ``(params, n_hosts,
