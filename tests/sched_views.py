@@ -31,7 +31,7 @@ def coflow(cid, flows, *, release_s=0.0, job=None, cojob=None, stage=0, finished
 def view(coflows, *, now_s=0.0, n_classes=8, jobs=()):
     """A view of ``coflows`` (and ``jobs``) on BYTE_SWITCH."""
     return View(now_s, BYTE_SWITCH.port_capacity_bps, n_classes,
-                {c.coflow_id: c for c in coflows}, {j.job: j for j in jobs})
+                {c.coflow_id: c for c in coflows}, {j.job_id: j for j in jobs})
 
 
 def job(j, *, cojob, stage=0, iterations=1, done=0, released=1, compute_s=0.0, sync_port_bytes=None):

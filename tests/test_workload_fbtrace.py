@@ -34,7 +34,7 @@ def test_coflow_two_splits_reducer_bytes_over_mappers():
     """Line 2 (`2 10833 2 104 132 1 140:48.0`) gives two 24 MiB flows into port 140 at 10.833 s."""
     w = read_fb_trace(max_coflows=2, bytes_scale=0.5)
     cojob = w.cojobs[1]
-    assert (cojob.cojob, cojob.arrival_s) == (2, 10.833)
+    assert (cojob.cojob_id, cojob.arrival_s) == (2, 10.833)
     assert sorted((f.src, f.dst, f.bytes) for f in cojob.jobs[0].sync.phases[0]) == \
         [(104, 140, 12 * MIB), (132, 140, 12 * MIB)]
     assert w.bytes_scale == 0.5 and len(w.cojobs) == 2

@@ -107,7 +107,7 @@ def test_bad_file_names_field_and_fix(tmp_path, doc, field, fix_word):
 
 def test_generated_workload_is_validated_the_same_way():
     """validate_workload checks a Workload built in code by the same rules as a file."""
-    job = Job(job=0, hosts=(0, 1), compute_s=0.1, sync=Sync(((Flow(0, 1, 10),),)))
+    job = Job(job_id=0, hosts=(0, 1), compute_s=0.1, sync=Sync(((Flow(0, 1, 10),),)))
     ok = Workload((Cojob(0, 0.0, (job,), (Stage(1, (0,)), Stage(1, (0,)))),), n_hosts=2)
     validate_workload(ok, 2)
     grows = Workload((Cojob(0, 0.0, (job,), (Stage(1, ()), Stage(1, (0,)))),), n_hosts=2)

@@ -58,7 +58,7 @@ class Training:
                  control: Control, book: RecordBook, progress: ProgressFn | None = None) -> None:
         self.workload, self.backend, self.view, self.flows = workload, backend, view, flows
         self.control, self.book, self.progress = control, book, progress
-        self._jobs = {job.job: job for cojob in workload.cojobs for job in cojob.jobs}
+        self._jobs = {job.job_id: job for cojob in workload.cojobs for job in cojob.jobs}
         self._sync: dict[int, SyncDemand] = {j: sync_demand(job, backend.topology) for j, job in self._jobs.items()}
         self._stages: dict[tuple[int, int], _StageRun] = {}
         self._coflows: dict[int, tuple[_JobRun, LiveCoflow]] = {}
@@ -81,18 +81,18 @@ class Training:
         runs = []
         for j in stage.jobs:
             spec = self._jobs[j]
-            state = JobState(j, cojob.cojob, index, stage.iterations, 0, 0, spec.compute_s,
+            state = JobState(j, cojob.cojob_id, index, stage.iterations, 0, 0, spec.compute_s,
                              self._sync[j].port_bytes, ())
             runs.append(_JobRun(spec, state))
             self.view.jobs[j] = state
-            self.book.job_started(j, cojob.cojob, now)
-        key = (cojob.cojob, index)
-        state = StageState(cojob.cojob, index, now, tuple(sorted(stage.jobs)))
+            self.book.job_started(j, cojob.cojob_id, now)
+        key = (cojob.cojob_id, index)
+        state = StageState(cojob.cojob_id, index, now, tuple(sorted(stage.jobs)))
         self.view.stages[key] = state
         self._stages[key] = _StageRun(
             cojob, index, state, set(stage.jobs),
-            isolated_s=max(isolated_stage_s(r.spec, stage.iterations, self._sync[r.spec.job]) for r in runs),
-            demand_bound_s=demand_bound_s(((stage.iterations, self._sync[r.spec.job]) for r in runs),
+            isolated_s=max(isolated_stage_s(r.spec, stage.iterations, self._sync[r.spec.job_id]) for r in runs),
+            demand_bound_s=demand_bound_s(((stage.iterations, self._sync[r.spec.job_id]) for r in runs),
                                           self.backend.topology))
         for run in runs:
             self._start_iteration(run)
@@ -112,8 +112,8 @@ class Training:
         flows = run.spec.sync.phases[phase] if run.spec.sync.phases else ()
         coflow_id = self._next_coflow_id
         self._next_coflow_id += 1
-        rows = self.flows.release(flows, coflow_id, state.job, state.cojob, state.stage)
-        coflow = LiveCoflow(self.flows, rows, coflow_id, state.job, state.cojob, state.stage,
+        rows = self.flows.release(flows, coflow_id, state.job_id, state.cojob, state.stage)
+        coflow = LiveCoflow(self.flows, rows, coflow_id, state.job_id, state.cojob, state.stage,
                             state.done_iterations, phase, self.backend.now())
         if not flows:
             self._record_coflow(coflow, coflow.release_s)
@@ -151,19 +151,19 @@ class Training:
             self._start_iteration(run)
             return
         stage = self._stages[(state.cojob, state.stage)]
-        stage.open_jobs.discard(state.job)
+        stage.open_jobs.discard(state.job_id)
         stage.state.jobs = tuple(sorted(stage.open_jobs))
-        del self.view.jobs[state.job]
-        self.book.job_ran_stage(state.job, self.backend.now())
+        del self.view.jobs[state.job_id]
+        self.book.job_ran_stage(state.job_id, self.backend.now())
         if not stage.open_jobs:
             self._end_stage(stage)
 
     def _end_stage(self, stage: _StageRun) -> None:
         cojob, index, now = stage.cojob, stage.index, self.backend.now()
-        del self._stages[(cojob.cojob, index)], self.view.stages[(cojob.cojob, index)]
+        del self._stages[(cojob.cojob_id, index)], self.view.stages[(cojob.cojob_id, index)]
         spec = cojob.stages[index]
         self.book.stage({
-            "cojob": cojob.cojob, "stage": index, "start_s": stage.state.start_s, "finish_s": now,
+            "cojob": cojob.cojob_id, "stage": index, "start_s": stage.state.start_s, "finish_s": now,
             "sct_s": now - stage.state.start_s, "jobs": len(spec.jobs), "iterations": spec.iterations,
             "isolated_s": stage.isolated_s, "demand_bound_s": stage.demand_bound_s,
             "lower_bound_s": max(stage.isolated_s, stage.demand_bound_s),

@@ -96,7 +96,7 @@ def coflow_size_percentile(workload: Workload, percentile: float) -> float:
     sizes: list[int] = []
     counts: list[int] = []
     for cojob in workload.cojobs:
-        jobs = {job.job: job for job in cojob.jobs}
+        jobs = {job.job_id: job for job in cojob.jobs}
         for stage in cojob.stages:
             for j in stage.jobs:
                 for phase in jobs[j].sync.phases:

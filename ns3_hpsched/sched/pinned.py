@@ -24,7 +24,7 @@ class Pinned(Policy):
         self._priority: dict[int, int] = {}
 
     def setup(self, workload: Workload) -> None:
-        self._priority = {c.cojob: c.priority for c in workload.cojobs if c.priority is not None}
+        self._priority = {c.cojob_id: c.priority for c in workload.cojobs if c.priority is not None}
 
     def decide(self, view: View) -> Decision:
         unpinned = max(self._priority.values(), default=0) + 1

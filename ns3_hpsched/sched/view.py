@@ -125,7 +125,7 @@ class JobState:
     job (all phases) puts on each port; ``coflows`` its released, unfinished coflows.
     """
 
-    job: int
+    job_id: int
     cojob: int
     stage: int
     iterations: int

@@ -111,8 +111,8 @@ def read_fb_trace(path: str | os.PathLike | None = None, *, max_coflows: int | N
                     flows.append(Flow(src, dst, size))
         hosts = tuple(sorted(set(mappers) | {p for p, _ in reducers}))
         sync = Sync(phases=(tuple(flows),) if flows else (), pattern="fb_coflow")
-        job = Job(job=coflow, hosts=hosts, compute_s=0.0, sync=sync, model="")
-        cojobs.append(Cojob(cojob=coflow, arrival_s=arrival_s, jobs=(job,), stages=(Stage(1, (coflow,)),)))
+        job = Job(job_id=coflow, hosts=hosts, compute_s=0.0, sync=sync, model="")
+        cojobs.append(Cojob(cojob_id=coflow, arrival_s=arrival_s, jobs=(job,), stages=(Stage(1, (coflow,)),)))
     source = {"kind": "fb_trace", "path": str(path), "coflows": len(cojobs), "ports": ports,
               "bytes_scale": float(bytes_scale), "local_pairs_dropped": dropped_pairs,
               "local_bytes_dropped": dropped_bytes}

@@ -78,20 +78,20 @@ def validate_workload(workload: Workload, n_hosts: int, where: str = "workload")
     job_where: dict[int, str] = {}
     for g, cojob in enumerate(workload.cojobs):
         at = _child(where, f"cojobs[{g}]")
-        if _ID.check(f"{at}.cojob", cojob.cojob) in cojob_ids:
-            raise ConfigError(f"{at}.cojob", f"cojob id {cojob.cojob!r} repeats",
+        if _ID.check(f"{at}.cojob", cojob.cojob_id) in cojob_ids:
+            raise ConfigError(f"{at}.cojob", f"cojob id {cojob.cojob_id!r} repeats",
                               "give every cojob a distinct integer id")
-        cojob_ids.add(cojob.cojob)
+        cojob_ids.add(cojob.cojob_id)
         _SECONDS.check(f"{at}.arrival_s", cojob.arrival_s)
         validate.integer(f"{at}.priority", cojob.priority, low=0, optional=True,
                          fix="0 is the highest class; omit it to let the scheduler decide")
         if not cojob.jobs:
             raise ConfigError(f"{at}.jobs", "is empty", "state at least one job")
         for i, job in enumerate(cojob.jobs):
-            if _ID.check(f"{at}.jobs[{i}].job", job.job) in job_where:
-                raise ConfigError(f"{at}.jobs[{i}].job", f"duplicate job id {job.job} (also {job_where[job.job]})",
+            if _ID.check(f"{at}.jobs[{i}].job", job.job_id) in job_where:
+                raise ConfigError(f"{at}.jobs[{i}].job", f"duplicate job id {job.job_id} (also {job_where[job.job_id]})",
                                   "job ids must be unique over the whole workload")
-            job_where[job.job] = f"{at}.jobs[{i}]"
+            job_where[job.job_id] = f"{at}.jobs[{i}]"
             _validate_job(job, n_hosts, f"{at}.jobs[{i}]")
         _validate_stages(cojob, at)
 
@@ -127,7 +127,7 @@ def _validate_job(job: Job, n_hosts: int, at: str) -> None:
 def _validate_stages(cojob: Cojob, at: str) -> None:
     if not cojob.stages:
         raise ConfigError(f"{at}.stages", "is empty", "state at least one stage")
-    known = {job.job for job in cojob.jobs}
+    known = {job.job_id for job in cojob.jobs}
     ran: dict[int, int] = {}
     previous: set[int] = set()
     for s, stage in enumerate(cojob.stages):
@@ -159,8 +159,8 @@ def _validate_stages(cojob: Cojob, at: str) -> None:
             ran.setdefault(j, s)
         previous = set(stage.jobs)
     for i, job in enumerate(cojob.jobs):
-        if job.job not in ran:
-            raise ConfigError(f"{at}.jobs[{i}]", f"job {job.job} never runs", "list it in a stage, or remove it")
+        if job.job_id not in ran:
+            raise ConfigError(f"{at}.jobs[{i}]", f"job {job.job_id} never runs", "list it in a stage, or remove it")
 
 
 # -- dict <-> Workload ---------------------------------------------------------------------
@@ -168,7 +168,7 @@ def _validate_stages(cojob: Cojob, at: str) -> None:
 def workload_to_dict(workload: Workload) -> dict:
     """The JSON-ready document of ``workload``: every flow explicit, survivors explicit."""
     def job_doc(job: Job) -> dict:
-        return {"job": job.job, "hosts": list(job.hosts), "compute_s": job.compute_s, "model": job.model,
+        return {"job": job.job_id, "hosts": list(job.hosts), "compute_s": job.compute_s, "model": job.model,
                 "pattern": job.sync.pattern,
                 "phases": [[{"src": f.src, "dst": f.dst, "bytes": f.bytes} for f in phase]
                            for phase in job.sync.phases]}
@@ -181,7 +181,7 @@ def workload_to_dict(workload: Workload) -> dict:
         return doc
 
     def cojob_doc(cojob: Cojob) -> dict:
-        doc = {"cojob": cojob.cojob, "arrival_s": cojob.arrival_s}
+        doc = {"cojob": cojob.cojob_id, "arrival_s": cojob.arrival_s}
         if cojob.priority is not None:
             doc["priority"] = cojob.priority
         return doc | {"jobs": [job_doc(j) for j in cojob.jobs], "stages": [stage_doc(s) for s in cojob.stages]}
@@ -246,7 +246,7 @@ def _job_from_dict(doc, at: str, n_hosts: int, bytes_scale: float, scale_field: 
     else:
         raise ConfigError(f"{at}.pattern", "neither phases nor a pattern is given",
                           f"give phases (flows per phase) or a pattern out of {list(PATTERNS)}")
-    return Job(job=doc["job"], hosts=hosts, compute_s=doc["compute_s"], sync=sync, model=model)
+    return Job(job_id=doc["job"], hosts=hosts, compute_s=doc["compute_s"], sync=sync, model=model)
 
 
 def _ids(value, at: str) -> tuple[int, ...]:
@@ -296,8 +296,8 @@ def workload_from_dict(doc, n_hosts: int, where: str = "workload") -> Workload:
         cdoc = _object(cdoc, at, _COJOB_KEYS, ("cojob", "jobs", "stages"))
         jobs = tuple(_job_from_dict(j, f"{at}.jobs[{i}]", n_hosts, bytes_scale, _child(where, "bytes_scale"))
                      for i, j in enumerate(_list(cdoc["jobs"], f"{at}.jobs")))
-        stages = _stages_from_dict(cdoc["stages"], f"{at}.stages", [j.job for j in jobs])
-        cojobs.append(Cojob(cojob=cdoc["cojob"], arrival_s=cdoc.get("arrival_s", 0.0), jobs=jobs, stages=stages,
+        stages = _stages_from_dict(cdoc["stages"], f"{at}.stages", [j.job_id for j in jobs])
+        cojobs.append(Cojob(cojob_id=cdoc["cojob"], arrival_s=cdoc.get("arrival_s", 0.0), jobs=jobs, stages=stages,
                             priority=cdoc.get("priority")))
     source = doc.get("source", {})
     workload = Workload(cojobs=tuple(cojobs), n_hosts=n_hosts, bytes_scale=float(bytes_scale),

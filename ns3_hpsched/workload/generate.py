@@ -134,9 +134,9 @@ def generate_search(*, n_hosts: int, seed: int, search: str = "halving", cojobs:
             worker_hosts, servers = hosts[j][:workers], hosts[j][workers:]
             sync = build_sync(pattern, worker_hosts, model_bytes, where="workload",
                               ps_hosts=servers if separate_ps else None, ps_shards=ps_shards)
-            jobs.append(Job(job=j, hosts=worker_hosts, compute_s=profile.compute_s if compute_s is None
+            jobs.append(Job(job_id=j, hosts=worker_hosts, compute_s=profile.compute_s if compute_s is None
                             else float(compute_s), sync=sync, model=profile.name))
-        result.append(Cojob(cojob=g, arrival_s=arrival[g], jobs=tuple(jobs), stages=stage_list))
+        result.append(Cojob(cojob_id=g, arrival_s=arrival[g], jobs=tuple(jobs), stages=stage_list))
         first_job += len(hosts)
     return Workload(cojobs=tuple(result), n_hosts=n_hosts, bytes_scale=float(bytes_scale),
                     source={"kind": "search", "seed": seed, "search": search, "bytes_scale": float(bytes_scale)})

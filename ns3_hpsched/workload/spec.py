@@ -57,7 +57,7 @@ class Job:
     An iteration is ``compute_s`` of computation, then :attr:`sync`.
     """
 
-    job: int
+    job_id: int
     hosts: tuple[int, ...]
     compute_s: float
     sync: Sync
@@ -88,7 +88,7 @@ class Cojob:
     reads it.
     """
 
-    cojob: int
+    cojob_id: int
     arrival_s: float
     jobs: tuple[Job, ...]
     stages: tuple[Stage, ...]
@@ -106,13 +106,13 @@ class Workload:
 
     def n_flows(self) -> int:
         """Network flows the whole workload starts (every stage, job, iteration and phase)."""
-        sync_flows = {job.job: sum(len(phase) for phase in job.sync.phases)
+        sync_flows = {job.job_id: sum(len(phase) for phase in job.sync.phases)
                       for cojob in self.cojobs for job in cojob.jobs}
         return sum(stage.iterations * sync_flows[j]
                    for cojob in self.cojobs for stage in cojob.stages for j in stage.jobs)
 
     def network_bytes(self) -> int:
         """Bytes the whole workload puts on the network (every stage, job and iteration)."""
-        sync_bytes = {job.job: job.sync.bytes for cojob in self.cojobs for job in cojob.jobs}
+        sync_bytes = {job.job_id: job.sync.bytes for cojob in self.cojobs for job in cojob.jobs}
         return sum(stage.iterations * sync_bytes[j]
                    for cojob in self.cojobs for stage in cojob.stages for j in stage.jobs)
