@@ -3,13 +3,13 @@
 import inspect
 
 from .base import Link, Topology
-from .ecmp import FiveTuple, flow_five_tuple, flow_hash, host_ip
+from .ecmp import FiveTuple, flow_five_tuple, flow_hash, flow_ports, host_ip
 from .library import (TOPOLOGIES, topology_keys, BigSwitch, Dumbbell, FatTree, LeafSpine, big_switch, dumbbell,
                       fat_tree, leaf_spine)
 
 __all__ = ["Link", "Topology", "FatTree", "LeafSpine", "BigSwitch", "Dumbbell", "TOPOLOGIES",
            "fat_tree", "leaf_spine", "big_switch", "dumbbell", "FiveTuple", "flow_five_tuple",
-           "flow_hash", "host_ip", "make_topology", "topology_keys"]
+           "flow_ports", "flow_hash", "host_ip", "make_topology", "topology_keys"]
 
 
 def make_topology(kind: str, **params) -> Topology:

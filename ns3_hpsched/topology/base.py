@@ -24,7 +24,8 @@ import numpy as np
 
 from .. import validate
 from ..errors import ConfigError
-from .ecmp import FiveTuple, flow_five_tuple, flow_hash, node_seed
+from .ecmp import FiveTuple, flow_five_tuple, node_seed
+from .paths import RouteTable
 
 __all__ = ["Link", "Topology"]
 
@@ -229,12 +230,12 @@ class Topology:
 
     # -- routing ------------------------------------------------------------------------
 
-    @cached_property
-    def _next_hops_to_switch(self) -> dict[int, dict[int, tuple[int, ...]]]:
-        """For each destination switch ``t``: node -> sorted equal-cost next hops toward ``t``.
+    def switch_routes(self) -> dict[int, dict[int, tuple[int, ...]]]:
+        """For each destination switch ``t`` (one a host hangs off): switch -> its sorted equal-cost next hops toward ``t``.
 
         Hosts never forward, so distances are computed on the switch graph; hosts
-        attached to the same switch share one table (k=16 needs 128 BFS, not 1024).
+        attached to the same switch share one table (k=16 needs 128 BFS, not 1024). A
+        switch with no route toward ``t`` is absent from ``t``'s table.
         """
         g = self.graph().subgraph(self.switches)
         tables = {}
@@ -246,6 +247,11 @@ class Topology:
             }
         return tables
 
+    @cached_property
+    def routes(self) -> RouteTable:
+        """The routing tables as arrays, and every flow path (:class:`~.paths.RouteTable`), built once."""
+        return RouteTable(self)
+
     def next_hops(self, node: int, dst_host: int) -> tuple[int, ...]:
         """Equal-cost next hops from ``node`` toward host ``dst_host``, sorted by number."""
         if node < self.n_hosts:
@@ -254,10 +260,14 @@ class Topology:
         if node == t:
             return (dst_host,)
         try:
-            return self._next_hops_to_switch[t][node]
+            return self._switch_routes[t][node]
         except KeyError:
             raise ConfigError(f"route {self.node_names[node]}->{self.node_names[dst_host]}",
                               "no path", "connect the topology") from None
+
+    @cached_property
+    def _switch_routes(self) -> dict[int, dict[int, tuple[int, ...]]]:
+        return self.switch_routes()
 
     @cached_property
     def node_seeds(self) -> np.ndarray:
@@ -266,31 +276,24 @@ class Topology:
 
     def path_nodes(self, ft: FiveTuple, src: int, dst: int) -> list[int]:
         """Nodes a packet of five-tuple ``ft`` visits from host ``src`` to host ``dst``."""
-        if not (0 <= src < self.n_hosts and 0 <= dst < self.n_hosts):
-            raise ConfigError("flow", f"host {src if not 0 <= src < self.n_hosts else dst} does not exist",
-                              f"use hosts 0..{self.n_hosts - 1}")
-        nodes = [src]
-        node = src
-        while node != dst:
-            hops = self.next_hops(node, dst)
-            node = hops[0] if len(hops) == 1 else hops[flow_hash(ft, int(self.node_seeds[node])) % len(hops)]
-            nodes.append(node)
-        return nodes
+        return [int(src), *self.port_dst[list(self.tuple_path(ft, src, dst))].tolist()]
 
     def flow_path(self, flow_id: int, src: int, dst: int) -> tuple[int, ...]:
         """Ports (directed links) crossed by flow ``flow_id`` from ``src`` to ``dst``."""
-        flow_id, src, dst = int(flow_id), int(src), int(dst)  # numpy integers would overflow the hash
-        return self.tuple_path(flow_five_tuple(flow_id, src, dst), src, dst)
+        return self.tuple_path(flow_five_tuple(int(flow_id), int(src), int(dst)), src, dst)
 
     def tuple_path(self, ft: FiveTuple, src: int, dst: int) -> tuple[int, ...]:
-        """Ports crossed from host ``src`` to host ``dst`` by packets of five-tuple ``ft``."""
-        nodes = self.path_nodes(ft, src, dst)
-        return tuple(self.port_of[(u, v)] for u, v in zip(nodes, nodes[1:]))
+        """Ports crossed from host ``src`` to host ``dst`` by packets of five-tuple ``ft``.
+
+        The addresses hashed are the hosts' (``ft``'s are theirs by construction); many
+        flows at once: :meth:`RouteTable.paths` through :attr:`routes`.
+        """
+        _, ports = self.routes.paths([src], [dst], [ft.sport], [ft.dport])
+        return tuple(ports.tolist())
 
     def base_rtt_s(self, src: int, dst: int) -> float:
         """Round-trip propagation delay between two hosts on a shortest path (no queueing)."""
-        nodes = self.path_nodes(flow_five_tuple(0, src, dst), src, dst)
-        return 2 * sum(self.port_delay_s[self.port_of[(u, v)]] for u, v in zip(nodes, nodes[1:]))
+        return 2 * float(sum(self.port_delay_s[p] for p in self.flow_path(0, src, dst)))
 
     def describe(self) -> dict:
         """A JSON-ready summary (recorded in ``run.json``)."""

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["FiveTuple", "mix64", "node_seed", "flow_hash", "flow_five_tuple", "host_ip", "ip_str"]
+import numba
+import numpy as np
 
-_MASK64 = (1 << 64) - 1
+__all__ = ["FiveTuple", "mix64", "node_seed", "flow_hash", "hash_words", "flow_five_tuple", "flow_ports",
+           "host_ip", "ip_str"]
+
 PROTO_TCP = 6
 PROTO_UDP = 17
 #: First source port used for flows; ports cycle through 16384 values.
@@ -35,12 +38,30 @@ class FiveTuple(NamedTuple):
     proto: int
 
 
+@numba.njit("uint64(uint64)", cache=True)
+def _mix64(z):
+    """SplitMix64 finaliser on a uint64 (numba's uint64 arithmetic wraps mod 2**64, as C++ does)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@numba.njit("uint64(uint64, uint64, uint64, uint64)", cache=True)
+def hash_words(seed, src_ip, dst_ip, ports):
+    """The ECMP hash of one flow's words under a node's seed: compiled, and the one definition.
+
+    ``ports`` is ``(sport << 16) | dport``. :func:`flow_hash` and the compiled path walk
+    (:mod:`~ns3_hpsched.topology.paths`) both call this; the C++ router repeats it.
+    """
+    h = seed
+    h = _mix64(h ^ src_ip)
+    h = _mix64(h ^ dst_ip)
+    return _mix64(h ^ ports)
+
+
 def mix64(z: int) -> int:
     """SplitMix64 finaliser: a fast, well-mixed 64-bit permutation (same in C++)."""
-    z &= _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
+    return int(_mix64(np.uint64(z & 0xFFFFFFFFFFFFFFFF)))
 
 
 def node_seed(ecmp_seed: int, node: int) -> int:
@@ -54,10 +75,8 @@ def flow_hash(ft: FiveTuple, seed: int) -> int:
     The protocol is left out on purpose: a flow takes the same path whatever carries it
     (TCP, or RDMA over UDP), so the fluid model's paths hold for every transport.
     """
-    h = seed & _MASK64
-    for word in (ft.src_ip, ft.dst_ip, (ft.sport << 16) | ft.dport):
-        h = mix64(h ^ word)
-    return h
+    words = (seed & 0xFFFFFFFFFFFFFFFF, ft.src_ip, ft.dst_ip, (ft.sport << 16) | ft.dport)
+    return int(hash_words(*(np.uint64(w) for w in words)))
 
 
 def host_ip(host: int) -> int:
@@ -74,8 +93,12 @@ def ip_str(ip: int) -> str:
     return ".".join(str((ip >> s) & 0xFF) for s in (24, 16, 8, 0))
 
 
+def flow_ports(flow_id):
+    """The ``(sport, dport)`` both backends give flow ``flow_id`` (ints, or int64 arrays of ids)."""
+    return SPORT_BASE + flow_id % 16384, DPORT_BASE + flow_id // 16384
+
+
 def flow_five_tuple(flow_id: int, src: int, dst: int, proto: int = PROTO_TCP) -> FiveTuple:
     """The five-tuple both backends give flow ``flow_id`` from host ``src`` to ``dst``."""
-    sport = SPORT_BASE + flow_id % 16384
-    dport = DPORT_BASE + flow_id // 16384
+    sport, dport = flow_ports(flow_id)
     return FiveTuple(host_ip(src), host_ip(dst), sport, dport, proto)
