@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
-from ..topology import Topology, flow_five_tuple
+from ..topology import Topology, flow_ports
 
 __all__ = ["Backend", "FlowBatch", "FlowStart", "RunStats", "FlowDoneFn", "ThresholdFn"]
 
@@ -50,7 +50,7 @@ class FlowBatch:
 
     Every array has one entry per flow except ``path_ports``/``path_offsets``: the ports
     flow ``i`` crosses are ``path_ports[path_offsets[i]:path_offsets[i + 1]]``, computed
-    once by the driver (:meth:`Topology.flow_path`) and shared with the backend, so no
+    once by the driver (:attr:`Topology.routes`) and shared with the backend, so no
     one computes a path twice. ``sport``/``dport`` are the five-tuple ports the path was
     hashed from (the packet backend puts them on the wire). ``coflow_id`` ``-1`` means no
     coflow.
@@ -73,16 +73,12 @@ class FlowBatch:
     @classmethod
     def of(cls, flows: Sequence[FlowStart], topology: Topology) -> FlowBatch:
         """A batch of :class:`FlowStart` records, with their paths from ``topology``."""
-        paths = [topology.flow_path(f.flow_id, f.src, f.dst) for f in flows]
         column = lambda name: np.fromiter((getattr(f, name) for f in flows), dtype=np.int64, count=len(flows))
-        offsets = np.zeros(len(flows) + 1, dtype=np.int64)
-        np.cumsum([len(p) for p in paths], out=offsets[1:])
-        ports = np.fromiter((q for p in paths for q in p), dtype=np.int64, count=int(offsets[-1]))
-        tuples = [flow_five_tuple(f.flow_id, f.src, f.dst) for f in flows]
-        sport = np.fromiter((t.sport for t in tuples), dtype=np.int64, count=len(flows))
-        dport = np.fromiter((t.dport for t in tuples), dtype=np.int64, count=len(flows))
-        return cls(column("flow_id"), column("src"), column("dst"), column("size_bytes"),
-                   column("priority"), column("coflow_id"), sport, dport, offsets, ports)
+        flow_id, src, dst = column("flow_id"), column("src"), column("dst")
+        sport, dport = flow_ports(flow_id)
+        offsets, ports = topology.routes.paths(src, dst, sport, dport)
+        return cls(flow_id, src, dst, column("size_bytes"), column("priority"), column("coflow_id"), sport, dport,
+                   offsets, ports)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..topology import Topology
+import numpy as np
+
+from ..topology import Topology, flow_ports
 from ..workload.spec import Job
 
 __all__ = ["SyncDemand", "sync_demand", "isolated_stage_s", "demand_bound_s"]
@@ -34,17 +36,22 @@ def sync_demand(job: Job, topology: Topology) -> SyncDemand:
     alone is the sum over phases of each phase's busiest port.
     """
     capacity = topology.port_capacity_bps
+    flows = [f for phase in job.sync.phases for f in phase]
+    index = np.arange(len(flows), dtype=np.int64)
+    src, dst, size = (np.fromiter((getattr(f, name) for f in flows), dtype=np.int64, count=len(flows))
+                      for name in ("src", "dst", "bytes"))
+    offsets, ports = topology.routes.paths(src, dst, *flow_ports(index))
+    hop_bytes = np.repeat(size, np.diff(offsets))
+    hop_phase = np.repeat(np.repeat(np.arange(len(job.sync.phases)), [len(p) for p in job.sync.phases]),
+                          np.diff(offsets))
     total: dict[int, int] = defaultdict(int)
     isolated_s = 0.0
-    index = 0
-    for phase in job.sync.phases:
-        load: dict[int, int] = defaultdict(int)
-        for f in phase:
-            for p in topology.flow_path(index, f.src, f.dst):
-                load[p] += f.bytes
-            index += 1
-        isolated_s += max((b * 8 / capacity[p] for p, b in load.items()), default=0.0)
-        for p, b in load.items():
+    for phase in range(len(job.sync.phases)):
+        hops = hop_phase == phase
+        used, inverse = np.unique(ports[hops], return_inverse=True)
+        load = np.bincount(inverse, weights=hop_bytes[hops], minlength=len(used)).astype(np.int64)
+        isolated_s += max((b * 8 / capacity[p] for p, b in zip(used.tolist(), load.tolist())), default=0.0)
+        for p, b in zip(used.tolist(), load.tolist()):
             total[p] += b
     return SyncDemand(dict(sorted(total.items())), isolated_s)
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..backends.base import FlowBatch
 from ..sched.view import CoflowState, FlowState, View
-from ..topology import FiveTuple, Topology, flow_five_tuple
+from ..topology import FiveTuple, Topology, flow_five_tuple, flow_ports
 from ..workload.spec import Flow
 
 __all__ = ["FlowTable", "LiveCoflow", "LiveView", "five_tuple"]
@@ -46,7 +46,7 @@ class FlowTable:
     Parameters
     ----------
     topology:
-        Gives each flow its path (:meth:`Topology.tuple_path`).
+        Gives each flow its path (:attr:`Topology.routes`).
     bytes_sent:
         The backend's :meth:`~ns3_hpsched.backends.base.Backend.bytes_sent`.
     """
@@ -65,23 +65,25 @@ class FlowTable:
         self._sent_stamp = -1
 
     def release(self, flows: Sequence[Flow], coflow: int, job: int, cojob: int, stage: int) -> range:
-        """Add one coflow's flows (not started yet); return their rows (= flow ids)."""
+        """Add one coflow's flows (not started yet); return their rows (= flow ids).
+
+        Five-tuple ports and paths come in one step for the whole coflow
+        (:func:`~ns3_hpsched.topology.flow_ports`, :meth:`RouteTable.paths`).
+        """
         first, n = self.n, len(flows)
-        tuples = [five_tuple(first + i, f) for i, f in enumerate(flows)]
-        paths = [self.topology.tuple_path(ft, f.src, f.dst) for ft, f in zip(tuples, flows)]
-        hops = sum(len(p) for p in paths)
-        self._reserve(first + n, self.path_offsets[first] + hops)
+        src, dst, size, given_dport = _flow_columns(flows)
+        sport, dport = flow_ports(np.arange(first, first + n, dtype=np.int64))
+        dport = np.where(given_dport >= 0, given_dport, dport)
+        offsets, ports = self.topology.routes.paths(src, dst, sport, dport)
+        start = self.path_offsets[first]
+        self._reserve(first + n, start + len(ports))
         rows = slice(first, first + n)
         for name, value in (("coflow", coflow), ("job", job), ("cojob", cojob), ("stage", stage),
-                            ("klass", -1), ("sent", 0), ("open", True)):
+                            ("klass", -1), ("sent", 0), ("open", True), ("src", src), ("dst", dst),
+                            ("size", size), ("sport", sport), ("dport", dport)):
             getattr(self, name)[rows] = value
-        for name, values in (("src", [f.src for f in flows]), ("dst", [f.dst for f in flows]),
-                             ("size", [f.bytes for f in flows]), ("sport", [t.sport for t in tuples]),
-                             ("dport", [t.dport for t in tuples])):
-            getattr(self, name)[rows] = values
-        start = self.path_offsets[first]
-        self.path_offsets[first + 1:first + n + 1] = start + np.cumsum([len(p) for p in paths])
-        self.path_ports[start:start + hops] = [q for p in paths for q in p]
+        self.path_offsets[first + 1:first + n + 1] = start + offsets[1:]
+        self.path_ports[start:start + len(ports)] = ports
         self.n += n
         return range(first, first + n)
 
@@ -150,6 +152,14 @@ class FlowTable:
                                                                         - len(self.path_ports), dtype=np.int64)])
 
 
+def _flow_columns(flows: Sequence[Flow]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``src, dst, bytes`` and the given ``dport`` (-1: none) of workload flows, as int64 columns."""
+    n = len(flows)
+    column = lambda get: np.fromiter(map(get, flows), dtype=np.int64, count=n)
+    return (column(lambda f: f.src), column(lambda f: f.dst), column(lambda f: f.bytes),
+            column(lambda f: -1 if f.dport is None else f.dport))
+
+
 class LiveCoflow(CoflowState):
     """A coflow of the driver's view, answering from the :class:`FlowTable` (no per-flow objects).
 
@@ -157,13 +167,13 @@ class LiveCoflow(CoflowState):
     demand; per decision, its remaining bytes per port are one ``bincount`` over its hops.
     """
 
-    __slots__ = ("rows", "_open_ids", "_table", "_ports", "_hop_port", "_hop_row", "_cache")
+    __slots__ = ("rows", "_open_flows", "_table", "_ports", "_hop_port", "_hop_row", "_cache")
 
     def __init__(self, table: FlowTable, rows: range, coflow_id: int, job: int, cojob: int, stage: int,
                  iteration: int, phase: int, release_s: float) -> None:
         super().__init__(coflow_id, job, cojob, stage, iteration, phase, release_s,
                          int(table.size[rows.start:rows.stop].sum()))
-        self.rows, self._open_ids, self._table = rows, list(rows), table
+        self.rows, self._open_flows, self._table = rows, len(rows), table
         self._ports = self._hop_port = self._hop_row = None  # found on the first demand asked
         self._cache: dict[str, tuple[int, object]] = {}
 
@@ -189,16 +199,21 @@ class LiveCoflow(CoflowState):
 
     def flow_ids(self) -> list[int]:
         """Ids of the unfinished flows, increasing."""
-        return self._open_ids.copy()
+        return self._open_rows().tolist()
 
     @property
     def open_flows(self) -> int:
         """Number of unfinished flows."""
-        return len(self._open_ids)
+        return self._open_flows
 
     def flow_finished(self, flow_id: int) -> None:
-        """One of the coflow's flows finished (the table has been told)."""
-        self._open_ids.remove(flow_id)
+        """One of the coflow's flows finished (the table has been told): O(1), whatever the width."""
+        self._open_flows -= 1
+
+    def _open_rows(self) -> np.ndarray:
+        """Rows of the unfinished flows, increasing, from the table's ``open`` column."""
+        rows = self.rows
+        return np.flatnonzero(self._table.open[rows.start:rows.stop]) + rows.start
 
     def port_bytes(self) -> dict[int, int]:
         """Remaining bytes on each port the unfinished flows cross (ports without bytes omitted)."""
@@ -239,7 +254,7 @@ class LiveCoflow(CoflowState):
         ports = t.path_ports
         return tuple(FlowState(f, self.coflow_id, int(t.src[f]), int(t.dst[f]), int(t.size[f]), int(sent[f]),
                                tuple(ports[t.path_offsets[f]:t.path_offsets[f + 1]].tolist()))
-                     for f in self._open_ids)
+                     for f in self._open_rows().tolist())
 
 
 class LiveView(View):
