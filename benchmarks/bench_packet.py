@@ -43,9 +43,10 @@ def flows(topo):
 
 def traffic_cpp() -> dict:
     """All control in C++: flows registered and started by C++, no Python callbacks."""
-    from ns3_hpsched.backends.packet import load, make_transport
+    from ns3_hpsched.backends.packet import load
     from ns3_hpsched.backends.packet.network import realise
     from ns3_hpsched.topology import fat_tree, flow_five_tuple
+    from ns3_hpsched.transports import make_transport
 
     lib = load()
     topo, transport = fat_tree(4), make_transport(TRANSPORT)

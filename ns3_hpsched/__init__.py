@@ -1,8 +1,9 @@
 """ns3-hpsched: network scheduling for hyperparameter search, at packet and flow level.
 
 The package is layered so that only ``ns3_hpsched.backends.packet`` imports ns-3:
-topologies, workloads, schedulers and the driver are pure Python and testable in
-milliseconds; the packet backend (ns-3) and the fluid backend run the same driver.
+topologies, workloads, transports, schedulers and the driver are pure Python and testable
+in milliseconds; the packet backend (ns-3) and the fluid backend run the same driver and
+the same transports.
 """
 
 __version__ = "0.1.0"

@@ -18,6 +18,7 @@ from .progress import run_progress
 from .results import RUN_ID_KEY, write_run
 from .scenario import Scenario
 from .store import run_hash
+from .transports import BACKEND_OPTIONS
 
 __all__ = ["make_backend", "run_id", "run_scenario", "simulate"]
 
@@ -48,19 +49,19 @@ def _input_files(scenario: Scenario) -> dict[str, Path]:
 
 
 def make_backend(scenario: Scenario) -> Backend:
-    """The backend the scenario asks for, over its topology (ns-3 is imported only here)."""
-    topology = scenario.built_topology
+    """The backend the scenario asks for, over its topology and with its transport (ns-3
+    is imported only here)."""
+    topology, transport = scenario.built_topology, scenario.built_transport
     n_classes = scenario.scheduler.n_classes
     if scenario.backend == "fluid":
         from .backends.fluid import FluidBackend
 
         return FluidBackend(topology, n_classes=n_classes, seed=scenario.seed,
-                            latency=scenario.fluid.latency, transport=scenario.transport.kind)
+                            latency=scenario.fluid.latency, transport=transport)
     from .backends.packet import PacketBackend
 
-    params = scenario.transport.model_dump()
-    kind = params.pop("kind")
-    return PacketBackend(topology, n_classes=n_classes, seed=scenario.seed, transport=kind, **params)
+    own = {key: value for key, value in scenario.transport.model_dump().items() if key in BACKEND_OPTIONS}
+    return PacketBackend(topology, n_classes=n_classes, seed=scenario.seed, transport=transport, **own)
 
 
 def simulate(scenario: Scenario) -> tuple[Records, dict, dict[str, pd.DataFrame]]:

@@ -11,11 +11,11 @@ A scenario is a TOML file (``scenarios/NAME.toml``) with these tables::
     kind = "fat_tree"                # fat_tree | leaf_spine | big_switch | dumbbell | hpcc
     k = 4
 
-    [transport]                      # used by the packet backend, checked on both
+    [transport]                      # used by both backends (ns3_hpsched.transports)
     kind = "dctcp"                   # dctcp | newreno | cubic | rdma, plus transport knobs
 
     [fluid]                          # fluid backend only
-    latency = true                   # add path propagation + one RTT per flow
+    latency = true                   # add the transport's start-up and the path's delay per flow
 
     [scheduler]
     name = "beamer"                  # a registered policy, or "pkg.module:Class"
@@ -47,12 +47,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import validate
-from .backends.packet.transport import DEFAULT_TRANSPORT, Transport, check_transport_table
 from .errors import ConfigError
 from .monitor import MonitorSpec
 from .sched import make_policy
 from .sched.base import Policy
 from .topology import Topology, make_topology
+from .transports import DEFAULT_TRANSPORT, Transport, check_transport_table
 from .validate import MAX_SECONDS, Flag, Number
 from .workload import Workload, build_workload
 
@@ -70,7 +70,7 @@ class _Section(BaseModel):
 
 class TransportSpec(BaseModel):
     """The ``[transport]`` table: ``kind`` plus its knobs, checked against the transport's own
-    name map (:func:`~ns3_hpsched.backends.packet.transport.transport_options`)."""
+    name map (:func:`~ns3_hpsched.transports.transport_options`)."""
 
     model_config = ConfigDict(extra="allow")
     kind: str = DEFAULT_TRANSPORT

@@ -156,10 +156,10 @@ BASES = {"default": _base("default"), "small-search": _base("small-search"),
 
 def known_keys(raw: dict, table: str) -> list[str]:
     """The keys ``table`` of scenario ``raw`` takes, from each package's name map."""
-    from ns3_hpsched.backends.packet.transport import BACKEND_OPTIONS, transport_options
     from ns3_hpsched.scenario import FluidSpec, Scenario, SchedulerSpec
     from ns3_hpsched.sched import policy_class
     from ns3_hpsched.topology import topology_keys
+    from ns3_hpsched.transports import BACKEND_OPTIONS, transport_options
     from ns3_hpsched.workload.build import WORKLOAD_KINDS
 
     import inspect

@@ -39,8 +39,8 @@ def test_a_skipped_figure_is_one_line(shown):
 
 def test_a_transport_warning_is_one_line_naming_the_field(shown):
     """RDMA's PFC-threshold warning (XOFF above the fair share of the buffer) is one line naming the field."""
-    from ns3_hpsched.backends.packet.transport import make_transport
     from ns3_hpsched.topology import fat_tree
+    from ns3_hpsched.transports import make_transport
 
     make_transport("rdma", pfc_xoff_bytes=200_000).pfc_thresholds(fat_tree(4, rate_bps=10e9))
     lines = shown.getvalue().splitlines()

@@ -1,5 +1,8 @@
 """The fluid backend's start-up per transport: RDMA sends at once, TCP after a handshake."""
 
+import subprocess
+import sys
+
 import pytest
 
 from ns3_hpsched.backends.base import FlowStart
@@ -7,9 +10,10 @@ from ns3_hpsched.backends.fluid import FluidBackend
 from ns3_hpsched.errors import ConfigError
 from ns3_hpsched.topology import fat_tree
 from ns3_hpsched.topology.ideal import standalone_fct_s
+from ns3_hpsched.transports import RdmaTransport, TcpTransport, Transport
 
 
-def _lone_fct(transport: str, topo, size: int) -> float:
+def _lone_fct(transport: str | Transport, topo, size: int) -> float:
     """FCT of one flow from host 0 to host 127 (another pod) alone on ``topo``."""
     backend = FluidBackend(topo, transport=transport)
     done = {}
@@ -43,15 +47,33 @@ def test_tcp_slow_start_idles_the_path_until_the_window_fills_it():
     assert gap == pytest.approx(12e-6 + 9.1616e-6 + 2.0032e-6, rel=1e-9)
 
 
+def test_the_initial_window_option_reaches_the_fluid_model():
+    """With ``initial_cwnd_segments = 40`` the same 300 kB flow fits its first window
+    (40 x 8948 B): no slow start, only the 12 us handshake after RDMA."""
+    topo = fat_tree(8, rate_bps=100e9)
+    gap = _lone_fct(TcpTransport(initial_cwnd_segments=40), topo, 300_000) - _lone_fct("rdma", topo, 300_000)
+    assert gap == pytest.approx(12e-6, rel=1e-9)
+
+
 def test_unknown_transport_is_refused_with_the_field():
     with pytest.raises(ConfigError, match=r"transport\.kind"):
         FluidBackend(fat_tree(4), transport="quic")
 
 
-def test_scenario_transport_kind_reaches_the_fluid_backend():
-    """`--backend fluid --set transport.kind=rdma` builds the RDMA model."""
+def test_scenario_transport_reaches_the_fluid_backend():
+    """`--backend fluid --set transport.kind=rdma` hands the fluid backend the scenario's
+    RDMA transport, with its options; ``run.json`` records its kind."""
     from ns3_hpsched.runner import make_backend
     from ns3_hpsched.scenario import load_scenario
 
-    backend = make_backend(load_scenario("default", {"backend": "fluid", "transport.kind": "rdma"}))
-    assert backend.describe()["transport"] == "rdma"
+    scenario = load_scenario("default", {"backend": "fluid", "transport.kind": "rdma", "transport.pfc": False})
+    backend = make_backend(scenario)
+    assert isinstance(backend.transport, RdmaTransport) and backend.transport is scenario.built_transport
+    assert not backend.transport.pfc and str(backend.describe()["transport"]) == "rdma"
+
+
+def test_transports_and_the_fluid_backend_never_import_ns3():
+    code = ("import sys, ns3_hpsched.transports, ns3_hpsched.backends.fluid; "
+            "print(sorted(m for m in sys.modules if m in ('ns', 'cppyy') or '.packet' in m))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[]"

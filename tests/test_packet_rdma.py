@@ -198,7 +198,7 @@ def test_rdma_flows_take_the_udp_ecmp_path(PacketBackend):
 ])
 def test_bad_rdma_knobs_fail_before_the_run(knobs, field):
     """Bad [transport] knobs raise a ConfigError naming transport.<knob>."""
-    from ns3_hpsched.backends.packet.transport import make_transport
+    from ns3_hpsched.transports import make_transport
 
     with pytest.raises(ConfigError) as err:
         make_transport("rdma", **knobs)

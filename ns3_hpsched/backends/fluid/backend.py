@@ -37,7 +37,7 @@ from ..base import Backend, FlowBatch, FlowStart, RunStats
 from .coflows import CoflowMeter
 from .events import EventQueue
 from .flows import ACTIVE, DONE, FlowStore
-from .latency import check_transport, delivery_s, startup_s
+from ...transports import delivery_s, make_transport as check_transport, startup_s
 
 __all__ = ["FluidBackend", "Allocation"]
 

@@ -17,10 +17,10 @@ import pandas as pd
 
 from ...errors import ConfigError
 from ...topology import Topology
+from ...transports import Transport, make_transport
 from ..base import Backend, FlowBatch, FlowStart, RunStats
 from .loader import load
 from .network import realise
-from .transport import Transport, make_transport
 
 __all__ = ["PacketBackend"]
 
@@ -45,13 +45,15 @@ class PacketBackend(Backend):
     seed:
         ns-3 run number (``RngRun``) of the random streams.
     transport:
-        ``"dctcp"`` (default), ``"newreno"``, ``"cubic"``, or a :class:`Transport`.
+        A transport kind (``"dctcp"``, the default, ``"newreno"``, ``"cubic"``, ``"rdma"``)
+        or a :class:`~ns3_hpsched.transports.Transport`.
     device_queue_packets:
         Transmit queue of every device, below the queue disc. Keep it at 1-2: with ns-3's
         default of 100 packets a high-priority 100 KB flow was measured 5x slower.
     **transport_options:
-        Knobs of :class:`~.transport.TcpTransport` (``min_rto_s``,
-        ``socket_buffer_bytes``, ``ecn_threshold_bytes``, ``initial_cwnd_segments``).
+        Options of the transport kind (e.g. ``min_rto_s`` of
+        :class:`~ns3_hpsched.transports.TcpTransport`, ``dcqcn`` of
+        :class:`~ns3_hpsched.transports.RdmaTransport`).
 
     Notes
     -----

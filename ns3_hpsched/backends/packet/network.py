@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...topology import Topology
-from .transport import Transport
+from ...transports import Transport
 
 __all__ = ["realise", "routing_table"]
 

@@ -44,7 +44,7 @@
 namespace hpsched
 {
 
-/// Transport parameters (set from Python; see ns3_hpsched/backends/packet/rdma.py).
+/// Transport parameters (set from Python; see ns3_hpsched/transports/rdma.py).
 struct RdmaConfig
 {
     uint32_t mtu{9000};

@@ -1,37 +1,31 @@
-"""Transports of the packet backend: what moves a flow's bytes and what the queues do.
+"""TCP transports: ns-3 TCP with NewReno, Cubic or DCTCP congestion control.
 
-A :class:`Transport` sets ns-3's defaults before the network is built, chooses the
-child queue disc of every strict-priority band, and creates the C++ object that starts
-flows (``StartFlow(time_s, id, src, dst, size, cls, coflow, sport, dport)``) and
-reports delivered bytes to the ``Session``. :class:`TcpTransport` covers NewReno,
-Cubic and DCTCP; an RDMA transport (RoCEv2/DCQCN/PFC) fits the same three hooks.
+Packet backend: ns-3's TCP sockets, started and counted by ``cpp/tcp_flows.h``; DCTCP
+marks by RED in every band, the others use drop-tail FIFO bands. Fluid model: a new flow
+waits one base RTT of its path, ``2 * sum(delay(p_i))`` (the handshake: SYN, SYN-ACK,
+then the first data segment leaves with the ACK), plus the time slow start from
+``initial_cwnd_segments`` leaves the path idle (:func:`slow_start_s`).
 """
 
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 
-from ...errors import ConfigError
-from ...topology import Topology
-from ...validate import MAX_SECONDS, Flag, Number, choice, known_keys, table
+import numpy as np
 
-__all__ = ["Transport", "TcpTransport", "TRANSPORTS", "DEFAULT_TRANSPORT", "BACKEND_OPTIONS", "TCP_OPTIONS",
-           "transport_options", "make_transport", "check_transport_table"]
+from ..topology import Topology
+from ..validate import MAX_SECONDS, Flag, Number
+from .base import UINT32_MAX, Transport, base_rtt_s
+
+__all__ = ["TcpTransport", "TCP_OPTIONS", "slow_start_s"]
 
 #: TCP+IPv4 header bytes (with timestamps option) subtracted from the MTU for the segment size.
 TCP_IP_HEADER_BYTES = 52
 #: DCTCP marking threshold at 10 Gbps: K = 65 packets of 1500 bytes (Alizadeh et al.,
 #: "Data Center TCP", SIGCOMM 2010, section 3.4); scaled linearly with the port rate.
 DCTCP_K_BYTES_AT_10G = 65 * 1500
-#: Largest value of an ns-3 ``UintegerValue`` attribute of 32 bits (buffers, windows).
-UINT32_MAX = 2**32 - 1
 
-#: Options of the ``[transport]`` table that every kind takes: the packet backend's own.
-BACKEND_OPTIONS: dict[str, Number | Flag] = {
-    "device_queue_packets": Number(integer=True, low=1, high=UINT32_MAX, fix="use 1 or 2"),
-}
 #: Options of the TCP transports (``dctcp``, ``newreno``, ``cubic``): TcpTransport's fields.
 TCP_OPTIONS: dict[str, Number | Flag] = {
     "min_rto_s": Number(low=0.0, low_open=True, high=MAX_SECONDS, fix="seconds, e.g. 5e-3"),
@@ -41,36 +35,6 @@ TCP_OPTIONS: dict[str, Number | Flag] = {
                                   fix="give bytes, or leave unset for 65 x 1500 B at 10 Gbps, scaled by rate"),
     "initial_cwnd_segments": Number(integer=True, low=1, high=UINT32_MAX, fix="e.g. 10"),
 }
-
-
-class Transport(ABC):
-    """How flows move bytes on the packet backend."""
-
-    name: str
-
-    @abstractmethod
-    def configure(self, ns, topology: Topology) -> None:
-        """Set ns-3 defaults (``Config::SetDefault``) before any node is built.
-
-        Every setting this transport depends on must be set here each time: defaults
-        persist across simulations of one process.
-        """
-
-    @abstractmethod
-    def queue_disc(self, rate_bps: float, topology: Topology) -> tuple[str, dict[str, str]]:
-        """The child queue disc of each priority band of a port: ns-3 type and attributes."""
-
-    @abstractmethod
-    def create_flows(self, cpp, fabric, session):
-        """The C++ flow starter of this transport (kept alive by the backend)."""
-
-    def describe(self) -> dict:
-        """Transport settings for ``run.json``."""
-        return {"name": self.name}
-
-    def port_stats(self, flows, n_ports: int) -> dict:
-        """Extra columns of the ports table from the flow starter ``flows`` (none here)."""
-        return {}
 
 
 @dataclass(frozen=True)
@@ -96,7 +60,7 @@ class TcpTransport(Transport):
         DCTCP marking threshold K per band; ``None`` scales 65 x 1500 bytes at 10 Gbps
         linearly with each port's rate (at least 2 MTUs). Ignored by other transports.
     initial_cwnd_segments:
-        Initial congestion window in segments.
+        Initial congestion window in segments, on either backend.
     """
 
     name: str = "dctcp"
@@ -107,11 +71,11 @@ class TcpTransport(Transport):
 
     #: ns-3 congestion-control type of each transport name.
     CONGESTION_CONTROL = {"dctcp": "ns3::TcpDctcp", "newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}
+    KINDS = tuple(CONGESTION_CONTROL)
+    OPTIONS = TCP_OPTIONS
 
     def __post_init__(self) -> None:
-        choice("transport.kind", self.name, self.CONGESTION_CONTROL, "transport")
-        for name, rule in TCP_OPTIONS.items():
-            rule.check(f"transport.{name}", getattr(self, name))
+        self.check_options()
 
     def segment_bytes(self, topology: Topology) -> int:
         """TCP segment size for the topology's MTU."""
@@ -125,6 +89,8 @@ class TcpTransport(Transport):
         """DCTCP marking threshold of a port, in packets of one MTU."""
         k_bytes = self.ecn_threshold_bytes or DCTCP_K_BYTES_AT_10G * rate_bps / 10e9
         return max(2, math.ceil(k_bytes / topology.mtu_bytes))
+
+    # -- packet backend -----------------------------------------------------------------
 
     def configure(self, ns, topology: Topology) -> None:
         Config, Str = ns.Config.SetDefault, ns.StringValue
@@ -161,45 +127,45 @@ class TcpTransport(Transport):
                 "clock_granularity_s": 1e-6, "delayed_ack_count": 1,
                 "segment": "mtu_bytes - 52", "ecn_k_default": "65 x 1500 B at 10 Gbps, scaled by rate"}
 
+    # -- fluid backend ------------------------------------------------------------------
 
-#: Transport names accepted by :func:`make_transport`.
-TRANSPORTS = (*TcpTransport.CONGESTION_CONTROL, "rdma")
-#: The transport of a scenario without ``[transport] kind``.
-DEFAULT_TRANSPORT = "dctcp"
+    def startup_s(self, path_offsets: np.ndarray, path_ports: np.ndarray, size_bytes: np.ndarray,
+                  port_delay_s: np.ndarray, port_capacity_bps: np.ndarray, mtu_bytes: int) -> np.ndarray:
+        """Handshake (one base RTT) plus slow start, for a batch of flows.
 
-
-def transport_options(kind: str) -> dict[str, Number | Flag]:
-    """The rules of the options transport ``kind`` takes (its ``[transport]`` keys besides
-    ``kind`` and :data:`BACKEND_OPTIONS`): the one name map of transport keys."""
-    choice("transport.kind", kind, TRANSPORTS, "transport")
-    if kind == "rdma":
-        from .rdma import RDMA_OPTIONS  # imported here: rdma.py builds on this module
-
-        return RDMA_OPTIONS
-    return TCP_OPTIONS
-
-
-def make_transport(transport: str | Transport, **options) -> Transport:
-    """A transport from its name and options (or the given instance, without options)."""
-    if isinstance(transport, Transport):
-        if options:
-            raise ConfigError("backend", f"options {sorted(options)} given with a Transport instance",
-                              "set them on the Transport instead")
-        return transport
-    known_keys("transport", options, transport_options(transport), f"kind = {transport!r}")
-    if transport == "rdma":
-        from .rdma import RdmaTransport
-
-        return RdmaTransport(**options)
-    return TcpTransport(transport, **options)
+        The slow-start RTT is the base RTT plus one full packet's store-and-forward at every
+        hop; the idle time is charged at once, before the first byte, as a lone flow would
+        feel it.
+        """
+        n = len(path_offsets) - 1
+        base = base_rtt_s(path_offsets, path_ports, port_delay_s)
+        starts, lengths = path_offsets[:-1], np.diff(path_offsets)
+        serial = np.concatenate([mtu_bytes * 8.0 / port_capacity_bps[path_ports], [0.0]])
+        rtt = base + np.where(lengths > 0, np.add.reduceat(serial, starts) if n else np.empty(0), 0.0)
+        capacity = np.concatenate([port_capacity_bps[path_ports], [np.inf]])
+        bottleneck = np.where(lengths > 0, np.minimum.reduceat(capacity, starts) if n else np.empty(0), np.inf)
+        return base + slow_start_s(size_bytes, rtt, bottleneck, mtu_bytes - TCP_IP_HEADER_BYTES,
+                                   self.initial_cwnd_segments)
 
 
-def check_transport_table(spec: dict) -> Transport:
-    """Check a scenario's whole ``[transport]`` table (kind, every key and value) and return
-    its transport; used whatever the backend, so a fluid scenario's table is checked too."""
-    options = table("transport", spec)
-    kind = options.pop("kind", DEFAULT_TRANSPORT)
-    known_keys("transport", options, {**BACKEND_OPTIONS, **transport_options(kind)}, f"kind = {kind!r}")
-    for name, rule in BACKEND_OPTIONS.items():
-        rule.check(f"transport.{name}", options.pop(name, 1))
-    return make_transport(kind, **options)
+def slow_start_s(size_bytes: np.ndarray, rtt_s: np.ndarray, bottleneck_bps: np.ndarray, segment_bytes: int,
+                 initial_cwnd: int) -> np.ndarray:
+    """Idle time slow start adds to lone TCP flows, compared with sending at line rate.
+
+    Round ``i`` sends a window of ``initial_cwnd * 2**i`` segments, then waits for its
+    first ACK, one RTT after the round began; a round whose window takes at least an RTT
+    to send fills the pipe, and so does the round that sends the last byte. The rounds
+    are iterated over all flows at once (a window doubles each round, so a few dozen at most).
+    """
+    size = np.asarray(size_bytes, dtype=np.float64)
+    window = np.full(len(size), float(initial_cwnd * segment_bytes))
+    sent, idle = np.zeros(len(size)), np.zeros(len(size))
+    growing = np.ones(len(size), dtype=bool)
+    while True:
+        send_s = window * 8.0 / bottleneck_bps
+        growing &= (sent + window < size) & (send_s < rtt_s)
+        if not growing.any():
+            return idle
+        idle += np.where(growing, rtt_s - send_s, 0.0)
+        sent = np.where(growing, sent + window, sent)
+        window = np.where(growing, 2.0 * window, window)

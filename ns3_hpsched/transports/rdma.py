@@ -1,8 +1,10 @@
-"""RDMA transport of the packet backend: RoCEv2-style queue pairs with DCQCN, go-back-N, PFC.
+"""RDMA transport: RoCEv2-style queue pairs with DCQCN, go-back-N, PFC.
 
-Per-packet work is C++ (``cpp/rdma_flows.h``, ``cpp/rdma_band.h``, ``cpp/pfc.h``); this
-module holds the parameters, their documented defaults and their validation, and hands
-them to the C++ side. Select it with ``[transport] kind = "rdma"``; every field of
+On the packet backend, per-packet work is C++ (``backends/packet/cpp/rdma_flows.h``,
+``rdma_band.h``, ``pfc.h``); this module holds the parameters, their documented defaults
+and their validation, and hands them to the C++ side. Its fluid model has no start-up: a
+queue pair is already connected and DCQCN starts at line rate, so the first byte leaves
+at once. Select it with ``[transport] kind = "rdma"``; every field of
 :class:`RdmaTransport` is a knob of that table.
 
 Sources of the defaults:
@@ -30,10 +32,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ...errors import ConfigError
-from ...topology import Topology
-from ...validate import MAX_RATE_BPS, MAX_SECONDS, Flag, Number
-from .transport import UINT32_MAX, Transport
+from ..errors import ConfigError
+from ..topology import Topology
+from ..validate import MAX_RATE_BPS, MAX_SECONDS, Flag, Number
+from .base import UINT32_MAX, Transport
 
 __all__ = ["RdmaTransport", "RDMA_OPTIONS", "KMIN_BYTES_PER_GBPS", "KMAX_BYTES_PER_GBPS", "PAUSE_FRAME_BYTES"]
 
@@ -74,6 +76,8 @@ class RdmaTransport(Transport):
 
     Parameters
     ----------
+    name:
+        ``"rdma"``, its one kind.
     ack_interval_packets:
         The receiver ACKs every this many in-order packets and always the last one.
         RoCE NICs coalesce ACKs (the HPCC simulator ACKs every 4 KB chunk of 1 KB
@@ -116,7 +120,7 @@ class RdmaTransport(Transport):
     ``topology.buffer_bytes`` (as for TCP; a shared switch buffer is not modelled).
     """
 
-    name: str = field(default="rdma", init=False)
+    name: str = "rdma"
     ack_interval_packets: int = 8
     rto_s: float = 1e-3
     nack_interval_s: float = 500e-6
@@ -139,9 +143,11 @@ class RdmaTransport(Transport):
     _thresholds: tuple[int, int] = field(default=(0, 0), init=False, repr=False, compare=False)
     _mtu: int = field(default=9000, init=False, repr=False, compare=False)
 
+    KINDS = ("rdma",)
+    OPTIONS = RDMA_OPTIONS
+
     def __post_init__(self) -> None:
-        for name, rule in RDMA_OPTIONS.items():
-            rule.check(f"transport.{name}", getattr(self, name))
+        self.check_options()
         if self.kmin_bytes is not None and self.kmax_bytes is not None and self.kmin_bytes >= self.kmax_bytes:
             raise ConfigError("transport.kmin_bytes", f"must be below kmax_bytes ({self.kmax_bytes}), "
                               f"got {self.kmin_bytes}", "e.g. 4 KB and 16 KB per Gb/s")
@@ -185,7 +191,7 @@ class RdmaTransport(Transport):
                           "can overflow it (drops are counted in the ports table)", stacklevel=2)
         return xoff, xon
 
-    # -- Transport hooks ----------------------------------------------------------------
+    # -- packet backend -----------------------------------------------------------------
 
     def configure(self, ns, topology: Topology) -> None:
         """Check the thresholds against the topology (no ns-3 defaults are needed)."""
@@ -236,3 +242,9 @@ class RdmaTransport(Transport):
                 "ecn_k_default": "Kmin 4 KB, Kmax 16 KB per Gb/s of the port (HPCC simulator)",
                 "control_class": 0, "encapsulation": "UDP (proto 17) + 16 B RDMA header"}
 
+    # -- fluid backend ------------------------------------------------------------------
+
+    def startup_s(self, path_offsets: np.ndarray, path_ports: np.ndarray, size_bytes: np.ndarray,
+                  port_delay_s: np.ndarray, port_capacity_bps: np.ndarray, mtu_bytes: int) -> np.ndarray:
+        """None: the queue pair is connected and sends at line rate from the first byte."""
+        return np.zeros(len(path_offsets) - 1)
