@@ -9,8 +9,6 @@ packet hooks receive it.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import ConfigError
 from ..validate import Flag, Number, choice, known_keys, table
 from .base import UINT32_MAX, Transport, delivery_s
@@ -18,7 +16,7 @@ from .rdma import RdmaTransport
 from .tcp import TcpTransport
 
 __all__ = ["Transport", "TcpTransport", "RdmaTransport", "TRANSPORTS", "DEFAULT_TRANSPORT", "BACKEND_OPTIONS",
-           "transport_options", "make_transport", "check_transport_table", "startup_s", "delivery_s"]
+           "transport_options", "make_transport", "check_transport_table", "delivery_s"]
 
 #: The transport class of each ``[transport] kind``.
 TRANSPORTS: dict[str, type[Transport]] = {kind: cls for cls in (TcpTransport, RdmaTransport) for kind in cls.KINDS}
@@ -58,9 +56,3 @@ def check_transport_table(spec: dict) -> Transport:
         rule.check(f"transport.{name}", options.pop(name, 1))
     return make_transport(kind, **options)
 
-
-def startup_s(path_offsets: np.ndarray, path_ports: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarray,
-              port_capacity_bps: np.ndarray, mtu_bytes: int, transport: Transport) -> np.ndarray:
-    """``transport``'s start-up of each flow of a batch (:meth:`Transport.startup_s`), as
-    the fluid backend calls it."""
-    return transport.startup_s(path_offsets, path_ports, size_bytes, port_delay_s, port_capacity_bps, mtu_bytes)

@@ -56,10 +56,6 @@ class Transport(ABC):
         for key, rule in self.OPTIONS.items():
             rule.check(f"transport.{key}", getattr(self, key))
 
-    def __str__(self) -> str:
-        """The transport's kind (as the fluid backend's ``run.json`` records it)."""
-        return self.name
-
     # -- packet backend -----------------------------------------------------------------
 
     @abstractmethod

@@ -37,7 +37,7 @@ from ..base import Backend, FlowBatch, FlowStart, RunStats
 from .coflows import CoflowMeter
 from .events import EventQueue
 from .flows import ACTIVE, DONE, FlowStore
-from ...transports import delivery_s, make_transport as check_transport, startup_s
+from ...transports import DEFAULT_TRANSPORT, Transport, delivery_s, make_transport
 
 __all__ = ["FluidBackend", "Allocation"]
 
@@ -72,13 +72,14 @@ class FluidBackend(Backend):
     seed:
         Recorded only: the fluid model draws no random numbers.
     latency:
-        Add the per-flow latency term of :mod:`~ns3_hpsched.backends.fluid.latency`
-        (one base RTT before sending, path propagation and store-and-forward of the last
-        packet after it). Default on, so small transfers are not free; turn it off to
+        Add the per-flow latency term of the transport's fluid model
+        (:meth:`~ns3_hpsched.transports.base.Transport.startup_s` before sending, path
+        propagation and store-and-forward of the last packet after it). Default on, so small transfers are not free; turn it off to
         compare with a pure bandwidth model (e.g. the worked oracle of SCHEDULERS.md).
     transport:
-        The scenario's ``transport.kind``: sets the start-up before the first byte (one
-        base RTT and slow start for TCP kinds, none for ``rdma``; see ``latency.startup_s``).
+        The scenario's transport (a :class:`~ns3_hpsched.transports.Transport`, or its
+        kind): its fluid model sets the start-up before the first byte (one base RTT and
+        slow start from its initial window for TCP kinds, none for ``rdma``).
 
     Attributes
     ----------
@@ -90,13 +91,13 @@ class FluidBackend(Backend):
     name = "fluid"
 
     def __init__(self, topology: Topology, *, n_classes: int = 8, seed: int = 1,
-                 latency: bool = True, transport: str = "dctcp") -> None:
+                 latency: bool = True, transport: str | Transport = DEFAULT_TRANSPORT) -> None:
         super().__init__(topology, n_classes=n_classes, seed=seed)
         if not isinstance(latency, bool):
             raise ConfigError("fluid.latency", f"must be true or false, got {latency!r}",
                               "true adds one RTT and the path delay per flow; false is pure bandwidth")
         self.latency = latency
-        self.transport = check_transport(transport)
+        self.transport = make_transport(transport)
         self.on_allocate: Callable[[Allocation], None] | None = None
         self._capacity = topology.port_capacity_bps
         self._delay = topology.port_delay_s
@@ -141,8 +142,8 @@ class FluidBackend(Backend):
         if not self.latency:
             self._arrived.append(recs)
             return
-        arrive_s = self._now + startup_s(batch.path_offsets, batch.path_ports, batch.size_bytes, self._delay,
-                                         self._capacity, self.topology.mtu_bytes, self.transport)
+        arrive_s = self._now + self.transport.startup_s(batch.path_offsets, batch.path_ports, batch.size_bytes,
+                                                        self._delay, self._capacity, self.topology.mtu_bytes)
         if (arrive_s == arrive_s[0]).all():  # e.g. one flow, or a big switch: one event
             self._queue.push(float(arrive_s[0]), self._arrive, recs)
             return
@@ -260,7 +261,7 @@ class FluidBackend(Backend):
 
     def describe(self) -> dict:
         """Backend settings for ``run.json``."""
-        return {**super().describe(), "latency": self.latency, "transport": self.transport}
+        return {**super().describe(), "latency": self.latency, "transport": self.transport.name}
 
     # -- the event loop -----------------------------------------------------------------
 
