@@ -31,7 +31,7 @@ import pandas as pd
 
 from ...errors import ConfigError
 from ...sched.allocator import GIVEN_RTOL, allocate
-from ...sched.fill import allocate_rates, lowest_class_on, port_sum
+from ...sched.fill import allocate_grouped, gather_hops, lowest_class_on, port_sum
 from ...topology import Topology
 from ..base import Backend, FlowBatch, FlowStart, RunStats
 from .coflows import CoflowMeter
@@ -295,19 +295,21 @@ class FluidBackend(Backend):
         is refilled.
         """
         f = self._flows
-        incidence = f.incidence()
-        klass, given = f.klass[f.active], f.given_bps[f.active]
-        top = lowest_class_on(incidence.flow, incidence.port, klass, self._given_ports, self._changed_class)
-        rate, over = allocate_rates(incidence.flow, incidence.port, klass, given, self._capacity, f.rate_bps,
-                                    top, self.n_classes, GIVEN_RTOL, RESIDUAL_RTOL)
+        flow_group, group_route, group_class = f.groups(self.n_classes)
+        hop_group, hop_port = gather_hops(f.route_path, group_route)
+        given = f.given_bps[f.active]
+        top = lowest_class_on(hop_group, hop_port, group_class, self._given_ports, self._changed_class)
+        rate, over = allocate_grouped(hop_group, hop_port, flow_group, group_class, given, self._capacity,
+                                      f.rate_bps, top, self.n_classes, GIVEN_RTOL, RESIDUAL_RTOL)
         if over >= 0:
-            allocate(incidence, klass, self._capacity, given_rate=given)  # raises, naming the port
+            allocate(f.incidence(), f.klass[f.active], self._capacity, given_rate=given)  # raises, naming the port
         self._changed_class = self.n_classes
         self._given_ports[:] = False
         f.set_rates(rate, self._now)
-        self._port_rate = port_sum(incidence.flow, incidence.port, rate, self.topology.n_ports)
+        group_rate = np.bincount(flow_group, weights=rate, minlength=len(group_class))
+        self._port_rate = port_sum(hop_group, hop_port, group_rate, self.topology.n_ports)
         if self.on_allocate is not None:
-            self.on_allocate(Allocation(self._now, f.flow_id[f.active], klass, rate.copy(),
+            self.on_allocate(Allocation(self._now, f.flow_id[f.active], f.klass[f.active], rate.copy(),
                                         self._port_rate.copy()))
 
     def _changed(self, klass: int) -> None:
@@ -323,7 +325,7 @@ class FluidBackend(Backend):
         highest such class at the next allocation); classes on other ports keep their rates.
         """
         if len(recs):
-            ports = self._flows.path[recs]
+            ports = self._flows.paths(recs)
             self._given_ports[ports[ports >= 0]] = True
             self._dirty = True
 
@@ -343,7 +345,7 @@ class FluidBackend(Backend):
             self._changed(f.klass[recs].min())
             self._given_changed(recs[f.given_bps[recs] > 0])
             self._coflows.add(f.coflow[recs], crumbs)
-            delay = (delivery_s(f.path[recs], f.size[recs], self._delay, self._capacity, self.topology.mtu_bytes)
+            delay = (delivery_s(f.paths(recs), f.size[recs], self._delay, self._capacity, self.topology.mtu_bytes)
                      if self.latency else np.zeros(len(recs)))
             f.finish_s[recs] = t + delay
             for flow_id, finish_s in zip(f.flow_id[recs].tolist(), f.finish_s[recs].tolist()):

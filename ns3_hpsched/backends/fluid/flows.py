@@ -2,9 +2,14 @@
 
 Flows are *records* numbered in start order (a record never moves). The *active* flows
 (past their handshake, not yet finished) are a dense array of record numbers with their
-rates; the allocator reads their paths as an incidence built from a padded port matrix,
-so the work per event is a handful of array operations and compiled loops over the
-active flows. A batch of flows is recorded in one step, its paths copied from the batch.
+rates, so the work per event is a handful of array operations and compiled loops over the
+active flows. A batch of flows is recorded in one step.
+
+Paths are stored once per distinct path, a *route* (a row of a padded port matrix); a
+record names its route. The allocator fills *groups*, the active flows of one route and
+one class (:meth:`FlowStore.groups`): max-min gives them one fill, so filling costs the
+number of distinct (route, class) pairs, not of flows (on a big switch, at most
+hosts squared, however many flows are active).
 
 Bytes are brought up to date lazily: between two *syncs* every active flow sends at its
 constant rate, so its sent bytes at any time are ``sent + rate * (t - synced_s) / 8``.
@@ -33,6 +38,7 @@ _COLUMNS = {
     "sent": (np.float64, 0.0),                 # bytes, as of the last sync for active flows
     "start_s": (np.float64, np.nan), "finish_s": (np.float64, np.nan),
     "state": (np.int8, WAITING),
+    "route": (np.int64, -1),                   # row of the route matrix: the record's path
     "pos": (np.int64, -1),                     # position in the active set, -1 if not active
 }
 
@@ -48,7 +54,9 @@ class FlowStore:
         self.n = 0
         for name, (dtype, fill) in _COLUMNS.items():
             setattr(self, name, np.full(capacity, fill, dtype=dtype))
-        self.path = np.full((capacity, width), -1, dtype=np.int64)
+        self.route_path = np.full((capacity, width), -1, dtype=np.int64)
+        self._route_of: dict[tuple[int, ...], int] = {}
+        self._group_slot = np.full(capacity * 8, -1, dtype=np.int64)  # scratch of groups(), all -1
         self._index: dict[int, int] = {}
         # the active set, aligned arrays
         self.active = np.empty(0, dtype=np.int64)
@@ -71,17 +79,48 @@ class FlowStore:
         n, r = len(ids), self.n
         while r + n > len(self.flow_id):
             self._grow_rows()
-        width = _widest(path_offsets)
-        if width > self.path.shape[1]:
-            self.path = np.pad(self.path, ((0, 0), (0, width - self.path.shape[1])), constant_values=-1)
         for name, values in (("flow_id", flow_id), ("src", src), ("dst", dst), ("size", size),
                              ("klass", klass), ("coflow", coflow)):
             getattr(self, name)[r:r + n] = values
         self.start_s[r:r + n] = start_s
-        _write_paths(self.path, r, path_offsets, path_ports)
+        self.route[r:r + n] = self._routes(path_offsets, path_ports)
         self._index.update(zip(ids, range(r, r + n)))
         self.n += n
         return np.arange(r, r + n)
+
+    def _routes(self, path_offsets: np.ndarray, path_ports: np.ndarray) -> np.ndarray:
+        """The route of each path of a batch, adding the routes not seen before."""
+        bounds = path_offsets.tolist()
+        ports = path_ports.tolist()
+        keys = [tuple(ports[a:b]) for a, b in zip(bounds, bounds[1:])]
+        new = [k for k in dict.fromkeys(keys) if k not in self._route_of]
+        if new:
+            first = len(self._route_of)
+            width = max(map(len, new))
+            while first + len(new) > len(self.route_path):
+                self.route_path = np.concatenate([self.route_path, np.full_like(self.route_path, -1)])
+            if width > self.route_path.shape[1]:
+                self.route_path = np.pad(self.route_path, ((0, 0), (0, width - self.route_path.shape[1])),
+                                         constant_values=-1)
+            for i, key in enumerate(new):
+                self.route_path[first + i, :len(key)] = key
+                self._route_of[key] = first + i
+        return np.fromiter(map(self._route_of.__getitem__, keys), dtype=np.int64, count=len(keys))
+
+    def paths(self, recs: np.ndarray) -> np.ndarray:
+        """Padded paths of records ``recs`` (one row each, -1 after the last port)."""
+        return self.route_path[self.route[recs]]
+
+    def groups(self, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The active flows' groups: ``(flow_group, group_route, group_class)``.
+
+        Active position ``i`` is in group ``flow_group[i]``; groups are numbered in order of
+        their first active flow (deterministic), one per (route, class) pair present.
+        """
+        need = len(self._route_of) * n_classes
+        if need > len(self._group_slot):
+            self._group_slot = np.full(2 * need, -1, dtype=np.int64)
+        return _groups(self.active, self.route, self.klass, n_classes, self._group_slot)
 
     def _check_new(self, ids: list[int]) -> None:
         """Raise ``ValueError`` naming a flow id already started (or twice in ``ids``)."""
@@ -138,7 +177,7 @@ class FlowStore:
 
     def incidence(self) -> Incidence:
         """Which active flow (by position) crosses which port, flow by flow in path order."""
-        return Incidence(*gather_hops(self.path, self.active), len(self.active))
+        return Incidence(*gather_hops(self.route_path, self.route[self.active]), len(self.active))
 
     def set_rates(self, rate_bps: np.ndarray, now: float) -> None:
         """Give the active flows new rates (after :meth:`sync` at ``now``) and their finish times."""
@@ -150,7 +189,6 @@ class FlowStore:
         n = len(self.flow_id)
         for name, (dtype, fill) in _COLUMNS.items():
             setattr(self, name, np.concatenate([getattr(self, name), np.full(n, fill, dtype=dtype)]))
-        self.path = np.concatenate([self.path, np.full_like(self.path, -1)])
 
 
 @numba.njit(cache=True)
@@ -165,21 +203,25 @@ def _integrate(active, rate_bps, dt, sent, coflow, coflow_sent):
 
 
 @numba.njit(cache=True)
-def _widest(path_offsets):
-    """Most ports on one path of a batch."""
-    width = 0
-    for i in range(len(path_offsets) - 1):
-        width = max(width, path_offsets[i + 1] - path_offsets[i])
-    return width
-
-
-@numba.njit(cache=True)
-def _write_paths(path, first_row, path_offsets, path_ports):
-    """Copy a batch's ragged paths into rows ``first_row ..`` of the padded matrix."""
-    for i in range(len(path_offsets) - 1):
-        lo, hi = path_offsets[i], path_offsets[i + 1]
-        for j in range(hi - lo):
-            path[first_row + i, j] = path_ports[lo + j]
+def _groups(active, route, klass, n_classes, slot):
+    """Group of each active flow by (route, class), via ``slot`` (indexed ``route * n_classes + class``,
+    all -1 on entry and on return)."""
+    n = len(active)
+    flow_group = np.empty(n, dtype=np.int64)
+    group_route = np.empty(n, dtype=np.int64)
+    group_class = np.empty(n, dtype=np.int64)
+    g = 0
+    for i in range(n):
+        r = active[i]
+        key = route[r] * n_classes + klass[r]
+        if slot[key] < 0:
+            slot[key] = g
+            group_route[g], group_class[g] = route[r], klass[r]
+            g += 1
+        flow_group[i] = slot[key]
+    for j in range(g):
+        slot[group_route[j] * n_classes + group_class[j]] = -1
+    return flow_group, group_route[:g].copy(), group_class[:g].copy()
 
 
 @numba.njit(cache=True, error_model="numpy")

@@ -51,7 +51,7 @@ class LinkMeter:
         recs = store.active
         if not np.array_equal(store.flow_id[recs], allocation.flow_ids):
             recs = store.records(allocation.flow_ids)  # the active order changed: look them up
-        paths = store.path[recs]
+        paths = store.paths(recs)
         flow, hop = np.nonzero(paths >= 0)
         port = paths[flow, hop]
         keep = np.isin(port, self._ports) if self._ports is not None else slice(None)
