@@ -14,12 +14,11 @@ worked oracle, the policies' tests and the fluid backend all use it.
 A flow that crosses no port and has no cap is constrained by nothing: its rate is
 ``inf`` (the backends never create one: a flow's source and destination differ).
 
-One model, two number types. Give the capacities as :class:`fractions.Fraction` (an
-``object`` array) for exact rates (tests, oracle): they go through the numpy version below,
-parallel rounds of array operations. Give floats for speed (runs): they go through
-:mod:`ns3_hpsched.sched.fill`, compiled sequential water-filling. Max-min rates are unique,
-so the two agree exactly in exact arithmetic and within float round-off on floats (a
-property test holds the compiled floats to the exact rationals).
+One algorithm serves two number types. Give the capacities as floats for speed (runs),
+or as :class:`fractions.Fraction` (an ``object`` array) for exact rates (tests, oracle).
+Fractions go through the numpy version below (every step an array operation); floats go
+through its compiled twin :mod:`ns3_hpsched.sched.fill`, which does the same operations in
+the same order and so gives the same floats bit for bit (a property test holds it to that).
 
 Progressive filling in parallel rounds
 ---------------------------------------
@@ -129,7 +128,7 @@ def _allocate_arrays(inc: Incidence, flow_class: np.ndarray, rate: np.ndarray, c
     """Explicit ``rate`` plus strict-priority max-min fill, in numpy array operations.
 
     Works on floats and on Fractions alike; :func:`allocate` sends only Fractions here
-    (:mod:`~ns3_hpsched.sched.fill` handles floats).
+    (the compiled twin handles floats), and tests compare the two on floats.
     """
     n = inc.n_flows
     residual = capacity - _port_sum(inc.port, rate[inc.flow], capacity)
@@ -147,7 +146,7 @@ def _allocate_arrays(inc: Incidence, flow_class: np.ndarray, rate: np.ndarray, c
 
 def _allocate_compiled(inc: Incidence, flow_class: np.ndarray, given: np.ndarray,
                        capacity: np.ndarray) -> np.ndarray:
-    """The float path: :func:`~ns3_hpsched.sched.fill.allocate_rates` (compiled)."""
+    """The float path: :func:`~ns3_hpsched.sched.fill.allocate_rates`, same rates bit for bit."""
     if given.shape != (inc.n_flows,):
         raise ValueError(f"given_rate must give one rate per flow ({inc.n_flows}), got shape {given.shape}")
     if len(flow_class) and flow_class.min() < 0:

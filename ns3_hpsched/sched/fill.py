@@ -1,11 +1,10 @@
 """Progressive filling compiled (numba): the float path of the allocator and the fluid backend.
 
-The same model as :mod:`ns3_hpsched.sched.allocator` (strict priority across classes,
-max-min inside a class, explicit rates first), computed by sequential water-filling with a
-heap of port shares (:func:`_fill_one_class`) instead of the numpy version's parallel
-rounds: each hop is visited once, however many rounds the shares need to settle. Max-min
-rates are unique, so the floats here are the exact rationals of the numpy version (which
-stays as the path for :class:`fractions.Fraction` rates, the oracle) within round-off.
+The same parallel-rounds algorithm as :func:`ns3_hpsched.sched.allocator._progressive_fill`
+(see the allocator's module docstring), written as loops so numba compiles it. Every
+floating-point operation happens in the same order as in the numpy version (per-port sums
+in hop order, shares as ``residual / count``), so the two give bit-identical rates; the
+numpy version stays as the path for exact :class:`fractions.Fraction` rates, the oracle.
 
 Flows that share one path and one class get one fill, so the fluid backend hands them over
 as weighted groups (:func:`allocate_grouped`) and pays for distinct paths, not flows.
@@ -76,131 +75,60 @@ def _by_class(hop_flow, klass, top, n_classes):
 
 @numba.njit(cache=True)
 def _fill_one_class(flow, port, weight, fill, residual, scratch):
-    """Max-min rates of the hops ``(flow, port)`` (one class) over ``residual``: water-filling.
+    """Max-min rates of the hops ``(flow, port)`` (one class) over ``residual``, in rounds.
 
     A "flow" here may stand for ``weight[flow]`` flows on one path (a group): they get one
     rate each, and count ``weight`` times on every port. Writes each flow's rate to
-    ``fill`` and subtracts what the class uses from ``residual`` in place.
-
-    Sequential progressive filling with a heap of port shares (``residual / unfrozen
-    flows``): the port of smallest share is a bottleneck, its unfrozen flows freeze at that
-    share, and only the ports those flows cross get a new share. Every hop is visited once
-    and the heap holds the class's ports, so a fill costs ``O(hops log ports)`` however many
-    rounds the shares take to settle. ``scratch`` holds per-port work arrays (``count``
-    zero, ``local`` -1 on entry, and left so) and ``flow_local``, -1 per flow likewise.
+    ``fill`` and subtracts what the class uses from ``residual`` in place. ``flow``/``port`` are scratch copies, compacted as flows freeze. Each round
+    touches only the class's own ports (the others keep their residual), so a round costs
+    the class's hops, not the network's size. ``scratch`` holds per-port work arrays
+    (``count`` zero on entry, and left zero).
     """
-    count, local, flow_local = scratch
-    m = len(flow)
-    if m == 0:
-        return
-    ports = np.empty(m, dtype=np.int64)
+    count, share, neighbour, total, seen = scratch
+    ports = np.empty(len(port), dtype=np.int64)
     n_used = 0
-    for h in range(m):
-        p = port[h]
-        if local[p] < 0:
-            local[p] = n_used
-            ports[n_used] = p
+    for h in range(len(port)):
+        if count[port[h]] == 0:
+            ports[n_used] = port[h]
             n_used += 1
-        count[p] += weight[flow[h]]
-    start = np.zeros(n_used + 1, dtype=np.int64)  # the hops of each port, by local port number
-    for h in range(m):
-        start[local[port[h]] + 1] += 1
-    for k in range(n_used):
-        start[k + 1] += start[k]
-    at_port = np.empty(m, dtype=np.int64)
-    cursor = start[:n_used].copy()
-    for h in range(m):
-        k = local[port[h]]
-        at_port[cursor[k]] = h
-        cursor[k] += 1
-    by_flow, lo, hi = _runs_by_flow(flow, flow_local)  # the hops of flow[h]: by_flow[lo[h]:hi[h]]
-    frozen = np.zeros(m, dtype=np.bool_)  # by run start
-    # A heap of local port numbers keyed by share. Freezing flows at the smallest share only
-    # raises the shares of the other ports they cross, so a key is a lower bound of its
-    # port's share: the top is re-keyed when it is stale, and processed when it is not.
-    key = np.empty(n_used)
-    for k in range(n_used):
-        key[k] = residual[ports[k]] / count[ports[k]]
-    heap = np.arange(n_used)
-    size = n_used
-    for k in range(n_used // 2 - 1, -1, -1):
-        _sift_down(heap, key, size, k)
-    while size:
-        k = heap[0]
-        p = ports[k]
-        level = residual[p] / count[p] if count[p] > 0 else 0.0
-        if level > key[k]:
-            key[k] = level
-            _sift_down(heap, key, size, 0)
-            continue
-        size -= 1
-        heap[0] = heap[size]
-        _sift_down(heap, key, size, 0)
-        if count[p] == 0:
-            continue  # every flow of the port froze at another bottleneck
-        for x in range(start[k], start[k + 1]):
-            h = at_port[x]
-            if frozen[lo[h]]:
-                continue
-            frozen[lo[h]] = True
-            f = flow[h]
-            fill[f] = level
-            for y in range(lo[h], hi[h]):
-                q = port[by_flow[y]]
-                residual[q] -= level * weight[f]
-                count[q] -= weight[f]
-                if residual[q] < 0.0:
-                    residual[q] = 0.0
-        residual[p] = 0.0  # saturated by construction: no round-off dust for lower classes
-    for p in ports[:n_used]:
-        local[p] = -1
-
-
-@numba.njit(cache=True)
-def _sift_down(heap, key, size, i):
-    """Restore the min-heap ``heap[:size]`` (of indices into ``key``, ties by index) below position ``i``."""
-    while True:
-        smallest, left = i, 2 * i + 1
-        for c in (left, left + 1):
-            if c < size and (key[heap[c]] < key[heap[smallest]]
-                             or (key[heap[c]] == key[heap[smallest]] and heap[c] < heap[smallest])):
-                smallest = c
-        if smallest == i:
-            return
-        heap[i], heap[smallest] = heap[smallest], heap[i]
-        i = smallest
-
-
-@numba.njit(cache=True)
-def _runs_by_flow(flow, flow_local):
-    """Hops grouped by flow (a counting sort): ``(by_flow, lo, hi)``, hop ``h``'s flow has hops ``by_flow[lo[h]:hi[h]]``.
-
-    ``flow_local`` is -1 for every flow on entry and is left so.
-    """
+        count[port[h]] += weight[flow[h]]
+    ports = ports[:n_used]
+    flow_share = np.empty(len(fill))
+    frozen = np.zeros(len(fill), dtype=np.bool_)
     m = len(flow)
-    first = np.empty(m, dtype=np.int64)  # first hop of each local flow
-    n_flows = 0
-    for h in range(m):
-        if flow_local[flow[h]] < 0:
-            flow_local[flow[h]] = n_flows
-            first[n_flows] = h
-            n_flows += 1
-    start = np.zeros(n_flows + 1, dtype=np.int64)
-    for h in range(m):
-        start[flow_local[flow[h]] + 1] += 1
-    for k in range(n_flows):
-        start[k + 1] += start[k]
-    by_flow = np.empty(m, dtype=np.int64)
-    cursor = start[:n_flows].copy()
-    lo, hi = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
-    for h in range(m):
-        k = flow_local[flow[h]]
-        by_flow[cursor[k]] = h
-        cursor[k] += 1
-        lo[h], hi[h] = start[k], start[k + 1]
-    for k in range(n_flows):
-        flow_local[flow[first[k]]] = -1
-    return by_flow, lo, hi
+    while m > 0:
+        for p in ports:
+            share[p] = residual[p] / max(count[p], 1)
+            neighbour[p] = np.inf
+            total[p] = 0.0
+        for h in range(m):
+            flow_share[flow[h]] = np.inf
+            frozen[flow[h]] = False
+        for h in range(m):
+            flow_share[flow[h]] = min(flow_share[flow[h]], share[port[h]])
+        for h in range(m):
+            neighbour[port[h]] = min(neighbour[port[h]], flow_share[flow[h]])
+        for h in range(m):
+            p = port[h]
+            if count[p] > 0 and share[p] <= neighbour[p]:
+                frozen[flow[h]] = True
+        for p in ports:
+            seen[p] = count[p] > 0 and share[p] <= neighbour[p]  # the round's bottlenecks
+        k = 0
+        for h in range(m):
+            f, p = flow[h], port[h]
+            if frozen[f]:
+                fill[f] = flow_share[f]
+                total[p] += flow_share[f] * weight[f]
+                count[p] -= weight[f]
+            else:
+                flow[k], port[k] = f, p
+                k += 1
+        for p in ports:
+            residual[p] = residual[p] - total[p]
+            if seen[p] or residual[p] < 0.0:
+                residual[p] = 0.0
+        m = k
 
 
 @numba.njit(cache=True)
@@ -214,8 +142,8 @@ def fill_classes(hop_flow, hop_port, klass, weight, rate, residual, top, n_class
     order, start = _by_class(hop_flow, klass, top, n_classes)
     fill = np.zeros(len(rate))
     n_ports = len(residual)
-    scratch = (np.zeros(n_ports, dtype=np.int64), np.full(n_ports, -1, dtype=np.int64),
-               np.full(len(rate), -1, dtype=np.int64))
+    scratch = (np.zeros(n_ports, dtype=np.int64), np.empty(n_ports), np.empty(n_ports), np.empty(n_ports),
+               np.zeros(n_ports, dtype=np.bool_))
     for c in range(top, n_classes):
         if start[c + 1] == start[c]:
             continue
