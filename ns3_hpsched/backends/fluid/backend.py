@@ -54,7 +54,7 @@ class Allocation:
     """
 
     time_s: float
-    flow_ids: np.ndarray     #: active flows, in the active set's order
+    flow_ids: np.ndarray     #: active flows, in activation order
     classes: np.ndarray      #: their priority classes
     rates_bps: np.ndarray    #: their rates
     port_rate_bps: np.ndarray  #: total rate on every port

@@ -162,15 +162,14 @@ class FlowStore:
     def finish(self, due: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mark active positions ``due`` (a mask) done; sent becomes size exactly.
 
-        Returns the finished records, in record order, and the bytes that rounding to their
-        size added. Each leaves its place to the last active flow (the work is the finished
-        flows', not the active set's). Must follow :meth:`sync` at the finish time.
+        Returns the finished records and the bytes that rounding to their size added.
+        Must follow :meth:`sync` at the finish time.
         """
-        recs = np.sort(self.active[due])
+        recs = self.active[due]
         crumbs = self.size[recs] - self.sent[recs]
         self.sent[recs] = self.size[recs]
         self.state[recs] = DONE
-        n = _swap_remove(np.flatnonzero(due), self.active, self.rate_bps, self.finish_at, self.pos)
+        n = _compact(due, self.active, self.rate_bps, self.finish_at, self.pos)
         self.active, self.rate_bps, self.finish_at = self.active[:n], self.rate_bps[:n], self.finish_at[:n]
         return recs, crumbs
 
@@ -202,21 +201,23 @@ def _integrate(active, rate_bps, dt, sent, coflow, coflow_sent):
 
 
 @numba.njit(cache=True)
-def _swap_remove(positions, active, rate_bps, finish_at, pos):
-    """Remove active ``positions`` (increasing), each filled by the last active flow; return the new size.
+def _compact(due, active, rate_bps, finish_at, pos):
+    """Drop the active positions marked ``due``, keeping the others in order, in place; return the new size.
 
-    Going from the last position down, everything behind the one removed is kept, so the
-    flow moved in is never one to remove. Removed records get ``pos`` -1.
+    One streaming pass (the active set stays in activation order, so the per-flow columns
+    are read close to record order by every pass over it). Removed records get ``pos`` -1.
     """
-    n = len(active)
-    for j in range(len(positions) - 1, -1, -1):
-        i = positions[j]
-        pos[active[i]] = -1
-        n -= 1
-        if i != n:
-            active[i], rate_bps[i], finish_at[i] = active[n], rate_bps[n], finish_at[n]
-            pos[active[i]] = i
-    return n
+    k = 0
+    for i in range(len(active)):
+        r = active[i]
+        if due[i]:
+            pos[r] = -1
+            continue
+        if k != i:
+            active[k], rate_bps[k], finish_at[k] = r, rate_bps[i], finish_at[i]
+            pos[r] = k
+        k += 1
+    return k
 
 
 @numba.njit(cache=True)
