@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+import numba
 import numpy as np
 
 from ..topology import Topology
 from ..validate import MAX_SECONDS, Flag, Number
-from .base import UINT32_MAX, Transport, base_rtt_s
+from .base import UINT32_MAX, Transport
 
 __all__ = ["TcpTransport", "TCP_OPTIONS", "slow_start_s"]
 
@@ -135,17 +136,12 @@ class TcpTransport(Transport):
 
         The slow-start RTT is the base RTT plus one full packet's store-and-forward at every
         hop; the idle time is charged at once, before the first byte, as a lone flow would
-        feel it.
+        feel it (:func:`slow_start_s`, here compiled over the batch in one pass).
         """
-        n = len(path_offsets) - 1
-        base = base_rtt_s(path_offsets, path_ports, port_delay_s)
-        starts, lengths = path_offsets[:-1], np.diff(path_offsets)
-        serial = np.concatenate([mtu_bytes * 8.0 / port_capacity_bps[path_ports], [0.0]])
-        rtt = base + np.where(lengths > 0, np.add.reduceat(serial, starts) if n else np.empty(0), 0.0)
-        capacity = np.concatenate([port_capacity_bps[path_ports], [np.inf]])
-        bottleneck = np.where(lengths > 0, np.minimum.reduceat(capacity, starts) if n else np.empty(0), np.inf)
-        return base + slow_start_s(size_bytes, rtt, bottleneck, mtu_bytes - TCP_IP_HEADER_BYTES,
-                                   self.initial_cwnd_segments)
+        return _tcp_startup(np.asarray(path_offsets, dtype=np.int64), np.asarray(path_ports, dtype=np.int64),
+                            np.asarray(size_bytes, dtype=np.float64), port_delay_s, port_capacity_bps,
+                            float(mtu_bytes), float(mtu_bytes - TCP_IP_HEADER_BYTES),
+                            float(self.initial_cwnd_segments))
 
 
 def slow_start_s(size_bytes: np.ndarray, rtt_s: np.ndarray, bottleneck_bps: np.ndarray, segment_bytes: int,
@@ -169,3 +165,34 @@ def slow_start_s(size_bytes: np.ndarray, rtt_s: np.ndarray, bottleneck_bps: np.n
         idle += np.where(growing, rtt_s - send_s, 0.0)
         sent = np.where(growing, sent + window, sent)
         window = np.where(growing, 2.0 * window, window)
+
+
+@numba.njit(cache=True)
+def _tcp_startup(path_offsets, path_ports, size, port_delay_s, port_capacity_bps, mtu_bytes, segment_bytes,
+                 initial_cwnd):
+    """:meth:`TcpTransport.startup_s` flow by flow: the base RTT plus :func:`slow_start_s`'s
+    idle time, with the same rounds (an empty path has no delay and no slow start)."""
+    n = len(path_offsets) - 1
+    out = np.zeros(n)
+    for i in range(n):
+        lo, hi = path_offsets[i], path_offsets[i + 1]
+        if hi == lo:
+            continue
+        one_way, serial, bottleneck = 0.0, 0.0, np.inf
+        for j in range(lo, hi):
+            p = path_ports[j]
+            one_way += port_delay_s[p]
+            serial += mtu_bytes * 8.0 / port_capacity_bps[p]
+            bottleneck = min(bottleneck, port_capacity_bps[p])
+        base = 2.0 * one_way
+        rtt = base + serial
+        window, sent, idle = initial_cwnd * segment_bytes, 0.0, 0.0
+        while True:
+            send_s = window * 8.0 / bottleneck
+            if not (sent + window < size[i] and send_s < rtt):
+                break
+            idle += rtt - send_s
+            sent += window
+            window *= 2.0
+        out[i] = base + idle
+    return out
