@@ -343,7 +343,9 @@ class FluidBackend(Backend):
             self._changed(f.klass[recs].min())
             self._given_changed(recs[f.given_bps[recs] > 0])
             self._coflows.add(f.coflow[recs], crumbs)
-            delay = (delivery_s(f.path[recs], f.size[recs], self._delay, self._capacity, self.topology.mtu_bytes)
+            delay = (self.transport.delivery_s(f.path[recs], f.size[recs], self._delay, self._capacity,
+                                               self.topology.mtu_bytes, port_rate_bps=self._port_rate,
+                                               age_s=t - f.start_s[recs])
                      if self.latency else np.zeros(len(recs)))
             f.finish_s[recs] = t + delay
             for flow_id, finish_s in zip(f.flow_id[recs].tolist(), f.finish_s[recs].tolist()):
