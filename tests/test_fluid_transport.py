@@ -77,3 +77,33 @@ def test_transports_and_the_fluid_backend_never_import_ns3():
             "print(sorted(m for m in sys.modules if m in ('ns', 'cppyy') or '.packet' in m))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("initial_cwnd", [4, 10, 40])
+def test_compiled_tcp_startup_is_the_handshake_plus_slow_start_s(initial_cwnd):
+    """The compiled start-up equals, to the bit, one base RTT plus :func:`slow_start_s` over
+    the slow-start RTT (base RTT + a full packet's store-and-forward per hop) and the
+    bottleneck, on random fat-tree paths of random sizes (and an empty path: zero)."""
+    import numpy as np
+
+    from ns3_hpsched.transports.base import base_rtt_s
+    from ns3_hpsched.transports.tcp import slow_start_s
+
+    topo = fat_tree(8, rate_bps=100e9)
+    rng = np.random.default_rng(7)
+    sizes = np.exp(rng.uniform(np.log(100), np.log(3e7), 200))
+    paths = [[] if i == 0 else list(topo.flow_path(i, int(s), int((s + rng.integers(1, 128)) % 128)))
+             for i, s in enumerate(rng.integers(0, 128, 200))]
+    offsets = np.concatenate([[0], np.cumsum([len(p) for p in paths])]).astype(np.int64)
+    ports = np.array([p for path in paths for p in path], dtype=np.int64)
+    delay, cap, mtu = topo.port_delay_s, topo.port_capacity_bps, topo.mtu_bytes
+    base = base_rtt_s(offsets, ports, delay)
+    lengths = np.diff(offsets)
+    serial = np.concatenate([mtu * 8.0 / cap[ports], [0.0]])
+    rtt = base + np.where(lengths > 0, np.add.reduceat(serial, offsets[:-1]), 0.0)
+    bottleneck = np.where(lengths > 0, np.minimum.reduceat(np.concatenate([cap[ports], [np.inf]]), offsets[:-1]),
+                          np.inf)
+    expected = base + slow_start_s(sizes, rtt, bottleneck, mtu - 52, initial_cwnd)
+    got = TcpTransport(initial_cwnd_segments=initial_cwnd).startup_s(offsets, ports, sizes, delay, cap, mtu)
+    assert got[0] == 0.0
+    np.testing.assert_array_equal(got, expected)

@@ -4,7 +4,8 @@ On the packet backend, per-packet work is C++ (``backends/packet/cpp/rdma_flows.
 ``rdma_band.h``, ``pfc.h``); this module holds the parameters, their documented defaults
 and their validation, and hands them to the C++ side. Its fluid model has no start-up: a
 queue pair is already connected and DCQCN starts at line rate, so the first byte leaves
-at once. Select it with ``[transport] kind = "rdma"``; every field of
+at once; at a port other flows saturate, its last packet waits behind one frame
+(:meth:`RdmaTransport.standing_queue_bytes`). Select it with ``[transport] kind = "rdma"``; every field of
 :class:`RdmaTransport` is a knob of that table.
 
 Sources of the defaults:
@@ -248,3 +249,15 @@ class RdmaTransport(Transport):
                   port_delay_s: np.ndarray, port_capacity_bps: np.ndarray, mtu_bytes: int) -> np.ndarray:
         """None: the queue pair is connected and sends at line rate from the first byte."""
         return np.zeros(len(path_offsets) - 1)
+
+    def standing_queue_bytes(self, port_capacity_bps: np.ndarray, mtu_bytes: int) -> np.ndarray:
+        """One frame (an MTU) at every port.
+
+        Queue pairs are paced, not window-clocked: a packet reaching a port that other
+        paced senders saturate waits behind the frame being sent and, as their rates sum to
+        the capacity, about one more arriving with it, not behind a burst. DCQCN's Kmin
+        (400 kB at 100 Gb/s) bounds the queue it lets build, not the queue it keeps: on the
+        packet backend the queues that do build come from line-rate starts meeting at a
+        port and from PFC, are short-lived, and are not modelled (docs/flow-crosscheck.md).
+        """
+        return np.full(len(port_capacity_bps), float(mtu_bytes))

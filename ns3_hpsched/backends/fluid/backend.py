@@ -37,7 +37,7 @@ from ..base import Backend, FlowBatch, FlowStart, RunStats
 from .coflows import CoflowMeter
 from .events import EventQueue
 from .flows import ACTIVE, DONE, FlowStore
-from ...transports import DEFAULT_TRANSPORT, Transport, delivery_s, make_transport
+from ...transports import DEFAULT_TRANSPORT, Transport, make_transport
 
 __all__ = ["FluidBackend", "Allocation"]
 
@@ -73,8 +73,10 @@ class FluidBackend(Backend):
         Recorded only: the fluid model draws no random numbers.
     latency:
         Add the per-flow latency term of the transport's fluid model
-        (:meth:`~ns3_hpsched.transports.base.Transport.startup_s` before sending, path
-        propagation and store-and-forward of the last packet after it). Default on, so small transfers are not free; turn it off to
+        (:meth:`~ns3_hpsched.transports.base.Transport.startup_s` before sending; after
+        it, :meth:`~ns3_hpsched.transports.base.Transport.delivery_s`: path propagation,
+        store-and-forward of the last packet, and its wait behind the transport's standing
+        queue at every port other flows saturate). Default on, so small transfers are not free; turn it off to
         compare with a pure bandwidth model (e.g. the worked oracle of SCHEDULERS.md).
     transport:
         The scenario's transport (a :class:`~ns3_hpsched.transports.Transport`, or its
@@ -345,7 +347,9 @@ class FluidBackend(Backend):
             self._changed(f.klass[recs].min())
             self._given_changed(recs[f.given_bps[recs] > 0])
             self._coflows.add(f.coflow[recs], crumbs)
-            delay = (delivery_s(f.paths(recs), f.size[recs], self._delay, self._capacity, self.topology.mtu_bytes)
+            delay = (self.transport.delivery_s(f.paths(recs), f.size[recs], self._delay, self._capacity,
+                                               self.topology.mtu_bytes, port_rate_bps=self._port_rate,
+                                               age_s=t - f.start_s[recs])
                      if self.latency else np.zeros(len(recs)))
             f.finish_s[recs] = t + delay
             for flow_id, finish_s in zip(f.flow_id[recs].tolist(), f.finish_s[recs].tolist()):
