@@ -237,12 +237,13 @@ class Topology:
         attached to the same switch share one table (k=16 needs 128 BFS, not 1024). A
         switch with no route toward ``t`` is absent from ``t``'s table.
         """
-        g = self.graph().subgraph(self.switches)
+        g = nx.Graph(self.graph().subgraph(self.switches))  # a copy: a subgraph view is slow to walk
+        neighbours = {u: sorted(g.adj[u]) for u in g}
         tables = {}
         for t in sorted(set(self.host_switch.tolist())):
             dist = nx.single_source_shortest_path_length(g, t)
             tables[t] = {
-                u: tuple(sorted(v for v in g.neighbors(u) if dist.get(v) == du - 1))
+                u: tuple(v for v in neighbours[u] if dist.get(v) == du - 1)
                 for u, du in dist.items() if du > 0
             }
         return tables
