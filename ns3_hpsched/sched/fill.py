@@ -79,9 +79,10 @@ def _fill_one_class(flow, port, weight, fill, residual, scratch):
 
     A "flow" here may stand for ``weight[flow]`` flows on one path (a group): they get one
     rate each, and count ``weight`` times on every port. Writes each flow's rate to
-    ``fill`` and subtracts what the class uses from ``residual`` in place. ``flow``/``port`` are scratch copies, compacted as flows freeze. Each round
-    touches only the class's own ports (the others keep their residual), so a round costs
-    the class's hops, not the network's size. ``scratch`` holds per-port work arrays
+    ``fill`` and subtracts what the class uses from ``residual`` in place. ``flow``/``port``
+    are scratch copies, compacted as flows freeze. Each round touches only the class's own
+    ports (the others keep their residual), so a round costs the class's hops, not the
+    network's size. ``scratch`` holds per-port work arrays
     (``count`` zero on entry, and left zero).
     """
     count, share, neighbour, total, seen = scratch

@@ -3,9 +3,10 @@
 Between two events every flow sends at a constant rate. Rates come from the project's
 allocator (:mod:`ns3_hpsched.sched.allocator`: strict priority across classes, max-min
 inside a class, work conserving, explicit rates first), run compiled
-(:func:`ns3_hpsched.sched.fill.allocate_rates`, the same floats as the allocator's float
-path) over the topology's ports and the *same* per-flow ECMP paths as the packet backend:
-the paths the driver computed once and handed over in each :class:`FlowBatch`.
+(:func:`ns3_hpsched.sched.fill.allocate_grouped`: the active flows of one path and one
+class filled once, as a weighted group) over the topology's ports and the *same* per-flow
+ECMP paths as the packet backend: the paths the driver computed once and handed over in
+each :class:`FlowBatch`.
 Flows are started, re-classed and integrated as columns (no Python step per flow).
 
 The next event is the earliest of: a scheduled callback, a flow's last byte leaving its
@@ -33,11 +34,11 @@ from ...errors import ConfigError
 from ...sched.allocator import GIVEN_RTOL, allocate
 from ...sched.fill import allocate_grouped, gather_hops, lowest_class_on, port_sum
 from ...topology import Topology
+from ...transports import DEFAULT_TRANSPORT, Transport, make_transport
 from ..base import Backend, FlowBatch, FlowStart, RunStats
 from .coflows import CoflowMeter
 from .events import EventQueue
 from .flows import ACTIVE, DONE, FlowStore
-from ...transports import DEFAULT_TRANSPORT, Transport, make_transport
 
 __all__ = ["FluidBackend", "Allocation"]
 
@@ -76,8 +77,9 @@ class FluidBackend(Backend):
         (:meth:`~ns3_hpsched.transports.base.Transport.startup_s` before sending; after
         it, :meth:`~ns3_hpsched.transports.base.Transport.delivery_s`: path propagation,
         store-and-forward of the last packet, and its wait behind the transport's standing
-        queue at every port other flows saturate). Default on, so small transfers are not free; turn it off to
-        compare with a pure bandwidth model (e.g. the worked oracle of SCHEDULERS.md).
+        queue at every port other flows saturate). Default on, so small transfers are not
+        free; turn it off to compare with a pure bandwidth model (e.g. the worked oracle of
+        SCHEDULERS.md).
     transport:
         The scenario's transport (a :class:`~ns3_hpsched.transports.Transport`, or its
         kind): its fluid model sets the start-up before the first byte (one base RTT and

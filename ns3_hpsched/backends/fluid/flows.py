@@ -56,7 +56,7 @@ class FlowStore:
             setattr(self, name, np.full(capacity, fill, dtype=dtype))
         self.route_path = np.full((capacity, width), -1, dtype=np.int64)
         self._route_of: dict[tuple[int, ...], int] = {}
-        self._group_slot = np.full(capacity * 8, -1, dtype=np.int64)  # scratch of groups(), all -1
+        self._group_slot = np.empty(0, dtype=np.int64)  # scratch of groups(), all -1, grown there
         self._index: dict[int, int] = {}
         # the active set, aligned arrays
         self.active = np.empty(0, dtype=np.int64)
