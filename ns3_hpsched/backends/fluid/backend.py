@@ -282,11 +282,11 @@ class FluidBackend(Backend):
             self._allocate()
             self._dirty = False
             self._watch_dirty = True
-        if self._watch_dirty:
+        if self._watch_dirty and self._coflows.watching:
             self._sync()
             f = self._flows
             self._coflows.update_crossings(self._now, f.coflow[f.active], f.rate_bps)
-            self._watch_dirty = False
+        self._watch_dirty = False
 
     def _allocate(self) -> None:
         """New rates for the active flows, and their finish times.

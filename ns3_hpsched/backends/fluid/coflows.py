@@ -68,13 +68,16 @@ class CoflowMeter:
         self._watched, self._threshold, self._cross_at = (
             self._watched[keep], self._threshold[keep], self._cross_at[keep])
 
+    @property
+    def watching(self) -> bool:
+        """Whether any coflow is watched (else there are no crossings to update)."""
+        return bool(len(self._watched))
+
     def update_crossings(self, now: float, flow_coflow: np.ndarray, rate_bps: np.ndarray) -> None:
         """Exact crossing times of the watches, given the active flows' coflows and rates.
 
-        Call right after a sync at ``now`` (so :attr:`sent` is current).
+        Call right after a sync at ``now`` (so :attr:`sent` is current), when :attr:`watching`.
         """
-        if not len(self._watched):
-            return
         k = np.minimum(np.searchsorted(self._watched, flow_coflow), len(self._watched) - 1)
         hit = self._watched[k] == flow_coflow
         coflow_rate = np.bincount(k[hit], weights=rate_bps[hit], minlength=len(self._watched))
