@@ -213,7 +213,7 @@ class FluidBackend(Backend):
     def watch_coflow(self, coflow_id: int, threshold_bytes: int) -> None:
         """Call ``on_threshold(coflow_id)`` when its sent bytes reach ``threshold_bytes``."""
         idx = self._coflows.index(coflow_id)
-        self._sync()
+        self._tally()
         if self._coflows.sent[idx] >= threshold_bytes:
             self._coflows.unwatch(idx)
             self._queue.push(self._now, self._threshold_crossed, coflow_id)
@@ -239,7 +239,7 @@ class FluidBackend(Backend):
             if t == math.inf:
                 break
             self._advance(t)
-        self._sync()
+        self._tally()
         return RunStats(end_s=self._now, wall_s=time.perf_counter() - wall, events=self._events)
 
     def flows_table(self) -> pd.DataFrame:
@@ -255,7 +255,7 @@ class FluidBackend(Backend):
 
     def ports_table(self) -> pd.DataFrame:
         """One row per port: bytes sent through it; the fluid model never drops or marks."""
-        self._sync()
+        self._tally()
         n = self.topology.n_ports
         return pd.DataFrame({
             "port": np.arange(n), "name": [self.topology.port_name(p) for p in range(n)],
@@ -272,7 +272,7 @@ class FluidBackend(Backend):
     def _prepare(self) -> None:
         """Before time advances: admit arrived flows, reallocate if dirty, update crossings."""
         if self._arrived or self._dirty:
-            self._sync()
+            self._tally()
             if self._arrived:
                 recs = np.concatenate(self._arrived)
                 self._arrived = []
@@ -283,7 +283,7 @@ class FluidBackend(Backend):
             self._dirty = False
             self._watch_dirty = True
         if self._watch_dirty and self._coflows.watching:
-            self._sync()
+            self._tally()
             f = self._flows
             self._coflows.update_crossings(self._now, f.coflow[f.active], f.rate_bps)
         self._watch_dirty = False
@@ -344,7 +344,7 @@ class FluidBackend(Backend):
         crossed = self._coflows.pop_due(t)
         self._now = t
         if due.any():
-            self._sync()
+            self._tally()
             recs, crumbs = f.finish(due)
             self._changed(f.klass[recs].min())
             self._given_changed(recs[f.given_bps[recs] > 0])
@@ -359,13 +359,13 @@ class FluidBackend(Backend):
         for coflow_id in crossed:
             self._queue.push(t, self._threshold_crossed, coflow_id)
 
-    def _sync(self) -> None:
+    def _tally(self) -> None:
         """Bring flows', coflows' and ports' byte counts up to the current time."""
         f = self._flows
-        dt = self._now - f.synced_s
+        dt = self._now - f.tallied_s
         if dt == 0:
             return
-        f.sync(self._now, self._coflows.sent)
+        f.tally(self._now, self._coflows.sent)
         self._port_tx += self._port_rate * dt / 8
 
     def _arrive(self, recs: np.ndarray) -> None:

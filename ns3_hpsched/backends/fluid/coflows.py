@@ -15,7 +15,7 @@ class CoflowMeter:
     """Sent bytes of every coflow seen so far, and the watches on some of them.
 
     Coflows are numbered densely (*index*) in the order first seen; ``-1`` is "no coflow".
-    Sent bytes are as of the fluid backend's last sync (see
+    Sent bytes are as of the fluid backend's last tally (see
     :class:`~ns3_hpsched.backends.fluid.flows.FlowStore`).
     """
 
@@ -76,7 +76,7 @@ class CoflowMeter:
     def update_crossings(self, now: float, flow_coflow: np.ndarray, rate_bps: np.ndarray) -> None:
         """Exact crossing times of the watches, given the active flows' coflows and rates.
 
-        Call right after a sync at ``now`` (so :attr:`sent` is current), when :attr:`watching`.
+        Call right after a tally at ``now`` (so :attr:`sent` is current), when :attr:`watching`.
         """
         k = np.minimum(np.searchsorted(self._watched, flow_coflow), len(self._watched) - 1)
         hit = self._watched[k] == flow_coflow

@@ -11,9 +11,10 @@ one class (:meth:`FlowStore.groups`): max-min gives them one fill, so filling co
 number of distinct (route, class) pairs, not of flows (on a big switch, at most
 hosts squared, however many flows are active).
 
-Bytes are brought up to date lazily: between two *syncs* every active flow sends at its
-constant rate, so its sent bytes at any time are ``sent + rate * (t - synced_s) / 8``.
-A sync happens only when rates are about to change.
+Bytes are brought up to date lazily (*tallied*): between two tallies every active flow sends at its
+constant rate, so its sent bytes at any time are ``sent + rate * (t - tallied_s) / 8``.
+A tally happens only when rates are about to change (``sync`` is kept for gradient
+synchronisation, the workload's word).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ _COLUMNS = {
     "size": (np.float64, 0.0),                 # bytes
     "klass": (np.int64, 0), "coflow": (np.int64, -1),
     "given_bps": (np.float64, 0.0),            # explicit rate (0 = none)
-    "sent": (np.float64, 0.0),                 # bytes, as of the last sync for active flows
+    "sent": (np.float64, 0.0),                 # bytes, as of the last tally for active flows
     "start_s": (np.float64, np.nan), "finish_s": (np.float64, np.nan),
     "state": (np.int8, WAITING),
     "route": (np.int64, -1),                   # row of the route matrix: the record's path
@@ -62,7 +63,7 @@ class FlowStore:
         self.active = np.empty(0, dtype=np.int64)
         self.rate_bps = np.empty(0)
         self.finish_at = np.empty(0)
-        self.synced_s = 0.0
+        self.tallied_s = 0.0
 
     # -- records ------------------------------------------------------------------------
 
@@ -141,14 +142,14 @@ class FlowStore:
 
     def sent_at(self, recs: np.ndarray, now: float) -> np.ndarray:
         """Bytes of records ``recs`` sent by time ``now`` (floats, at most their sizes)."""
-        return _sent_at(recs, self.sent, self.pos, self.rate_bps, self.size, now - self.synced_s)
+        return _sent_at(recs, self.sent, self.pos, self.rate_bps, self.size, now - self.tallied_s)
 
     # -- the active set -----------------------------------------------------------------
 
-    def sync(self, now: float, coflow_sent: np.ndarray) -> None:
+    def tally(self, now: float, coflow_sent: np.ndarray) -> None:
         """Bring active flows' sent bytes up to ``now``, adding them to their coflows' ``coflow_sent``."""
-        _integrate(self.active, self.rate_bps, now - self.synced_s, self.sent, self.coflow, coflow_sent)
-        self.synced_s = now
+        _integrate(self.active, self.rate_bps, now - self.tallied_s, self.sent, self.coflow, coflow_sent)
+        self.tallied_s = now
 
     def activate(self, recs: list[int]) -> None:
         """Append waiting records to the active set (rate 0 until the next allocation)."""
@@ -163,7 +164,7 @@ class FlowStore:
         """Mark active positions ``due`` (a mask) done; sent becomes size exactly.
 
         Returns the finished records and the bytes that rounding to their size added.
-        Must follow :meth:`sync` at the finish time.
+        Must follow :meth:`tally` at the finish time.
         """
         recs = self.active[due]
         crumbs = self.size[recs] - self.sent[recs]
@@ -178,7 +179,7 @@ class FlowStore:
         return Incidence(*gather_hops(self.route_path, self.route[self.active]), len(self.active))
 
     def set_rates(self, rate_bps: np.ndarray, now: float) -> None:
-        """Give the active flows new rates (after :meth:`sync` at ``now``) and their finish times."""
+        """Give the active flows new rates (after :meth:`tally` at ``now``) and their finish times."""
         self.rate_bps = rate_bps
         self.finish_at = _finish_times(self.active, self.size, self.sent, rate_bps, now, FINISH_RTOL)
 
