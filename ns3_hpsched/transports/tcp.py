@@ -11,7 +11,6 @@ flows saturate, a flow's last packet waits behind half an initial window
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 
 import numba
