@@ -18,7 +18,9 @@ One algorithm serves two number types. Give the capacities as floats for speed (
 or as :class:`fractions.Fraction` (an ``object`` array) for exact rates (tests, oracle).
 Fractions go through the numpy version below (every step an array operation); floats go
 through its compiled twin :mod:`ns3_hpsched.sched.fill`, which does the same operations in
-the same order and so gives the same floats bit for bit (a property test holds it to that).
+the same order and so gives the same floats bit for bit (a property test holds it to that),
+except in dense classes (hundreds of flows on a few ports), which it water-fills instead:
+the same rates within round-off, held to the exact rationals by another property test.
 
 Progressive filling in parallel rounds
 ---------------------------------------
@@ -146,7 +148,7 @@ def _allocate_arrays(inc: Incidence, flow_class: np.ndarray, rate: np.ndarray, c
 
 def _allocate_compiled(inc: Incidence, flow_class: np.ndarray, given: np.ndarray,
                        capacity: np.ndarray) -> np.ndarray:
-    """The float path: :func:`~ns3_hpsched.sched.fill.allocate_rates`, same rates bit for bit."""
+    """The float path: :func:`~ns3_hpsched.sched.fill.allocate_rates` (compiled; see the module docstring)."""
     if given.shape != (inc.n_flows,):
         raise ValueError(f"given_rate must give one rate per flow ({inc.n_flows}), got shape {given.shape}")
     if len(flow_class) and flow_class.min() < 0:
