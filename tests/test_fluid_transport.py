@@ -3,6 +3,7 @@
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from ns3_hpsched.backends.base import FlowStart
@@ -81,14 +82,10 @@ def test_transports_and_the_fluid_backend_never_import_ns3():
 
 @pytest.mark.parametrize("initial_cwnd", [4, 10, 40])
 def test_compiled_tcp_startup_is_the_handshake_plus_slow_start_s(initial_cwnd):
-    """The compiled start-up equals, to the bit, one base RTT plus :func:`slow_start_s` over
-    the slow-start RTT (base RTT + a full packet's store-and-forward per hop) and the
-    bottleneck, on random fat-tree paths of random sizes (and an empty path: zero)."""
-    import numpy as np
-
-    from ns3_hpsched.transports.base import base_rtt_s
-    from ns3_hpsched.transports.tcp import slow_start_s
-
+    """The compiled start-up equals, to the bit, one base RTT plus the slow-start rounds
+    written with whole-array operations (:func:`_slow_start_s`) over the slow-start RTT
+    (base RTT + a full packet's store-and-forward per hop) and the bottleneck, on random
+    fat-tree paths of random sizes (and an empty path: zero)."""
     topo = fat_tree(8, rate_bps=100e9)
     rng = np.random.default_rng(7)
     sizes = np.exp(rng.uniform(np.log(100), np.log(3e7), 200))
@@ -97,13 +94,46 @@ def test_compiled_tcp_startup_is_the_handshake_plus_slow_start_s(initial_cwnd):
     offsets = np.concatenate([[0], np.cumsum([len(p) for p in paths])]).astype(np.int64)
     ports = np.array([p for path in paths for p in path], dtype=np.int64)
     delay, cap, mtu = topo.port_delay_s, topo.port_capacity_bps, topo.mtu_bytes
-    base = base_rtt_s(offsets, ports, delay)
+    base = _base_rtt_s(offsets, ports, delay)
     lengths = np.diff(offsets)
     serial = np.concatenate([mtu * 8.0 / cap[ports], [0.0]])
     rtt = base + np.where(lengths > 0, np.add.reduceat(serial, offsets[:-1]), 0.0)
     bottleneck = np.where(lengths > 0, np.minimum.reduceat(np.concatenate([cap[ports], [np.inf]]), offsets[:-1]),
                           np.inf)
-    expected = base + slow_start_s(sizes, rtt, bottleneck, mtu - 52, initial_cwnd)
+    expected = base + _slow_start_s(sizes, rtt, bottleneck, mtu - 52, initial_cwnd)
     got = TcpTransport(initial_cwnd_segments=initial_cwnd).startup_s(offsets, ports, sizes, delay, cap, mtu)
     assert got[0] == 0.0
     np.testing.assert_array_equal(got, expected)
+
+
+def _base_rtt_s(path_offsets: np.ndarray, path_ports: np.ndarray, port_delay_s: np.ndarray) -> np.ndarray:
+    """Base RTT (twice the propagation) of each path, for several flows.
+
+    Paths as in ``Transport.startup_s``; an empty path has no delay.
+    """
+    delay = np.concatenate([port_delay_s[path_ports], [0.0]])  # the 0 closes reduceat's last slice
+    one_way = np.add.reduceat(delay, path_offsets[:-1]) if len(path_offsets) > 1 else np.empty(0)
+    return 2.0 * np.where(np.diff(path_offsets) > 0, one_way, 0.0)
+
+
+def _slow_start_s(size_bytes: np.ndarray, rtt_s: np.ndarray, bottleneck_bps: np.ndarray, segment_bytes: int,
+                 initial_cwnd: int) -> np.ndarray:
+    """Idle time slow start adds to lone TCP flows, compared with sending at line rate.
+
+    Round ``i`` sends a window of ``initial_cwnd * 2**i`` segments, then waits for its
+    first ACK, one RTT after the round began; a round whose window takes at least an RTT
+    to send fills the pipe, and so does the round that sends the last byte. The rounds
+    are iterated over all flows at once (a window doubles each round, so a few dozen at most).
+    """
+    size = np.asarray(size_bytes, dtype=np.float64)
+    window = np.full(len(size), float(initial_cwnd * segment_bytes))
+    sent, idle = np.zeros(len(size)), np.zeros(len(size))
+    growing = np.ones(len(size), dtype=bool)
+    while True:
+        send_s = window * 8.0 / bottleneck_bps
+        growing &= (sent + window < size) & (send_s < rtt_s)
+        if not growing.any():
+            return idle
+        idle += np.where(growing, rtt_s - send_s, 0.0)
+        sent = np.where(growing, sent + window, sent)
+        window = np.where(growing, 2.0 * window, window)

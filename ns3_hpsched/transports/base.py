@@ -31,7 +31,7 @@ import numpy as np
 from ..topology import Topology
 from ..validate import Flag, Number, choice
 
-__all__ = ["Transport", "UINT32_MAX", "SATURATED_RTOL", "base_rtt_s", "delivery_s", "queue_wait_s",
+__all__ = ["Transport", "UINT32_MAX", "SATURATED_RTOL", "delivery_s", "queue_wait_s",
            "padded_to_offsets"]
 
 #: Largest value of an ns-3 ``UintegerValue`` attribute of 32 bits (buffers, windows).
@@ -163,16 +163,6 @@ class Transport(ABC):
         queue = self.standing_queue_bytes(port_capacity_bps, mtu_bytes)
         delay[rows] += queue_wait_s(paths[rows], own_bps, port_rate_bps, port_capacity_bps, queue)
         return delay
-
-
-def base_rtt_s(path_offsets: np.ndarray, path_ports: np.ndarray, port_delay_s: np.ndarray) -> np.ndarray:
-    """Base RTT (twice the propagation) of each path, for several flows.
-
-    Paths as in :meth:`Transport.startup_s`; an empty path has no delay.
-    """
-    delay = np.concatenate([port_delay_s[path_ports], [0.0]])  # the 0 closes reduceat's last slice
-    one_way = np.add.reduceat(delay, path_offsets[:-1]) if len(path_offsets) > 1 else np.empty(0)
-    return 2.0 * np.where(np.diff(path_offsets) > 0, one_way, 0.0)
 
 
 def delivery_s(paths: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarray,

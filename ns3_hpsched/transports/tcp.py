@@ -4,7 +4,7 @@ Packet backend: ns-3's TCP sockets, started and counted by ``cpp/tcp_flows.h``; 
 marks by RED in every band, the others use drop-tail FIFO bands. Fluid model: a new flow
 waits one base RTT of its path, ``2 * sum(delay(p_i))`` (the handshake: SYN, SYN-ACK,
 then the first data segment leaves with the ACK), plus the time slow start from
-``initial_cwnd_segments`` leaves the path idle (:func:`slow_start_s`). At a port other
+``initial_cwnd_segments`` leaves the path idle (:func:`_tcp_startup`). At a port other
 flows saturate, a flow's last packet waits behind half an initial window
 (:meth:`TcpTransport.standing_queue_bytes`).
 """
@@ -20,7 +20,7 @@ from ..topology import Topology
 from ..validate import MAX_SECONDS, Flag, Number
 from .base import UINT32_MAX, Transport
 
-__all__ = ["TcpTransport", "TCP_OPTIONS", "slow_start_s"]
+__all__ = ["TcpTransport", "TCP_OPTIONS"]
 
 #: TCP+IPv4 header bytes (with timestamps option) subtracted from the MTU for the segment size.
 TCP_IP_HEADER_BYTES = 52
@@ -142,7 +142,7 @@ class TcpTransport(Transport):
 
         The slow-start RTT is the base RTT plus one full packet's store-and-forward at every
         hop; the idle time is charged at once, before the first byte, as a lone flow would
-        feel it (:func:`slow_start_s`, here compiled over the batch in one pass).
+        feel it (:func:`_tcp_startup`, compiled over the batch in one pass).
         """
         return _tcp_startup(np.asarray(path_offsets, dtype=np.int64), np.asarray(path_ports, dtype=np.int64),
                             np.asarray(size_bytes, dtype=np.float64), port_delay_s, port_capacity_bps,
@@ -169,34 +169,17 @@ class TcpTransport(Transport):
         return np.minimum(burst, self._k_packets(port_capacity_bps, mtu_bytes) * float(mtu_bytes))
 
 
-def slow_start_s(size_bytes: np.ndarray, rtt_s: np.ndarray, bottleneck_bps: np.ndarray, segment_bytes: int,
-                 initial_cwnd: int) -> np.ndarray:
-    """Idle time slow start adds to lone TCP flows, compared with sending at line rate.
-
-    Round ``i`` sends a window of ``initial_cwnd * 2**i`` segments, then waits for its
-    first ACK, one RTT after the round began; a round whose window takes at least an RTT
-    to send fills the pipe, and so does the round that sends the last byte. The rounds
-    are iterated over all flows at once (a window doubles each round, so a few dozen at most).
-    """
-    size = np.asarray(size_bytes, dtype=np.float64)
-    window = np.full(len(size), float(initial_cwnd * segment_bytes))
-    sent, idle = np.zeros(len(size)), np.zeros(len(size))
-    growing = np.ones(len(size), dtype=bool)
-    while True:
-        send_s = window * 8.0 / bottleneck_bps
-        growing &= (sent + window < size) & (send_s < rtt_s)
-        if not growing.any():
-            return idle
-        idle += np.where(growing, rtt_s - send_s, 0.0)
-        sent = np.where(growing, sent + window, sent)
-        window = np.where(growing, 2.0 * window, window)
-
-
 @numba.njit(cache=True)
 def _tcp_startup(path_offsets, path_ports, size, port_delay_s, port_capacity_bps, mtu_bytes, segment_bytes,
                  initial_cwnd):
-    """:meth:`TcpTransport.startup_s` flow by flow: the base RTT plus :func:`slow_start_s`'s
-    idle time, with the same rounds (an empty path has no delay and no slow start)."""
+    """:meth:`TcpTransport.startup_s` flow by flow: the base RTT plus slow start's idle time.
+
+    Round ``i`` sends a window of ``initial_cwnd * 2**i`` segments, then waits for its
+    first ACK, one RTT after the round began; a round whose window takes at least an RTT
+    to send fills the pipe, and so does the round that sends the last byte. The idle time
+    is what slow start adds to a lone flow compared with sending at line rate (an empty
+    path has no delay and no slow start).
+    """
     n = len(path_offsets) - 1
     out = np.zeros(n)
     for i in range(n):
