@@ -19,7 +19,7 @@ or as :class:`fractions.Fraction` (an ``object`` array) for exact rates (tests, 
 Fractions go through the numpy version below (every step an array operation); floats go
 through its compiled twin :mod:`ns3_hpsched.sched.fill`, which does the same operations in
 the same order and so gives the same floats bit for bit (a property test holds it to that),
-except in dense classes (hundreds of flows on a few ports), which it water-fills instead:
+except when explicit rates are given, which it water-fills instead (see its docstring):
 the same rates within round-off, held to the exact rationals by another property test.
 
 Progressive filling in parallel rounds

@@ -5,9 +5,13 @@ The same parallel-rounds algorithm as :func:`ns3_hpsched.sched.allocator._progre
 floating-point operation happens in the same order as in the numpy version (per-port sums
 in hop order, shares as ``residual / count``), so the two give bit-identical rates; the
 numpy version stays as the path for exact :class:`fractions.Fraction` rates, the oracle.
-A dense class (many flows on few ports, as on a big switch) needs many rounds, so it is
-water-filled with a heap of port shares instead (:func:`_water_fill`): the same max-min
-rates within round-off, measured against the exact rationals.
+When explicit rates are given (Varys' MADD), the capacity they leave is uneven and the
+rounds need dozens of passes to settle, so those allocations are water-filled with a heap
+of port shares instead (:func:`_water_fill`): the same max-min rates within round-off,
+measured against the exact rationals. Measured per allocation of the fluid backend: a
+Varys allocation on the FB trace (10.5k flows, 242 ports) 1.33 ms in rounds, 0.59 ms
+water-filled; without explicit rates the rounds win (FB-250 fair: 1.31 against 2.17 ms;
+k=16 fat-tree: 0.31 against 0.93 ms).
 
 Flows that share one path and one class get one fill, so the fluid backend hands them over
 as weighted groups (:func:`allocate_grouped`) and pays for distinct paths, not flows.
@@ -22,15 +26,10 @@ import numba
 import numpy as np
 
 __all__ = ["allocate_rates", "allocate_grouped", "fill_classes", "gather_hops", "lowest_class_on", "port_sum",
-           "WATER_FILL_MIN_HOPS", "WATER_FILL_HOPS_PER_PORT"]
+           "ALL_ROUNDS"]
 
-#: A class of at least this many hops, and at least :data:`WATER_FILL_HOPS_PER_PORT` hops
-#: per port, is filled by water-filling with a heap (:func:`_water_fill`): on the FB trace's
-#: big switch (about 90 hops per port) it takes 0.64 ms where the rounds take 1.5 ms (a
-#: Varys allocation of 10.5k flows); on a k=16 fat-tree (about 1 hop per port) 0.94 ms
-#: where the rounds take 0.28 ms. Small classes keep the rounds, bit for bit the numpy version.
-WATER_FILL_MIN_HOPS = 512
-WATER_FILL_HOPS_PER_PORT = 8
+#: "No limit" on the parallel rounds of a class (:func:`fill_classes`' ``max_rounds``).
+ALL_ROUNDS = 2**62
 
 
 @numba.njit(cache=True)
@@ -86,14 +85,15 @@ def _by_class(hop_flow, klass, top, n_classes):
 
 
 @numba.njit(cache=True)
-def _fill_one_class(flow, port, weight, fill, residual, scratch):
+def _fill_one_class(flow, port, weight, fill, residual, scratch, max_rounds):
     """Max-min rates of the hops ``(flow, port)`` (one class) over ``residual``.
 
     A "flow" here may stand for ``weight[flow]`` flows on one path (a group): they get one
     rate each, and count ``weight`` times on every port. Writes each flow's rate to
-    ``fill`` and subtracts what the class uses from ``residual`` in place. Dense classes
-    (at least :data:`WATER_FILL_MIN_HOPS` hops, :data:`WATER_FILL_HOPS_PER_PORT` per port)
-    go to :func:`_water_fill`, the others to :func:`_fill_rounds`. ``scratch`` holds
+    ``fill`` and subtracts what the class uses from ``residual`` in place. Parallel rounds
+    first (:func:`_fill_rounds`); flows still unfrozen after ``max_rounds`` rounds are
+    water-filled (:func:`_water_fill`): the rounds leave a valid partial fill (frozen
+    flows at their final rates, the rest to share what is left). ``scratch`` holds
     per-port and per-flow work arrays (``count`` zero, ``local`` and ``flow_local`` -1 on
     entry, and left so).
     """
@@ -108,27 +108,29 @@ def _fill_one_class(flow, port, weight, fill, residual, scratch):
             n_used += 1
         count[p] += weight[flow[h]]
     ports = ports[:n_used]
-    if len(port) >= WATER_FILL_MIN_HOPS and len(port) >= WATER_FILL_HOPS_PER_PORT * n_used:
-        _water_fill(flow, port, weight, fill, residual, ports, scratch)
-    else:
-        _fill_rounds(flow, port, weight, fill, residual, ports, scratch)
+    m = _fill_rounds(flow, port, weight, fill, residual, ports, scratch, max_rounds)
+    if m:
+        _water_fill(flow[:m], port[:m], weight, fill, residual, ports, scratch)
     for p in ports:
         local[p] = -1
 
 
 @numba.njit(cache=True)
-def _fill_rounds(flow, port, weight, fill, residual, ports, scratch):
+def _fill_rounds(flow, port, weight, fill, residual, ports, scratch, max_rounds):
     """:func:`_fill_one_class` in parallel rounds (the numpy version's algorithm, bit for bit).
 
-    ``flow``/``port`` are scratch copies, compacted as flows freeze. Each round touches only
-    the class's own ``ports`` (the others keep their residual), so a round costs the
-    class's hops, not the network's size.
+    ``flow``/``port`` are scratch copies, compacted as flows freeze: after at most
+    ``max_rounds`` rounds, the hops still unfrozen are the first of them, and their number
+    is returned (0: all frozen). Each round touches only the class's own ``ports`` (the
+    others keep their residual), so a round costs the class's hops, not the network's size.
     """
     count, share, neighbour, total, seen = scratch[:5]
     flow_share = np.empty(len(fill))
     frozen = np.zeros(len(fill), dtype=np.bool_)
     m = len(flow)
-    while m > 0:
+    rounds = 0
+    while m > 0 and rounds < max_rounds:
+        rounds += 1
         for p in ports:
             share[p] = residual[p] / max(count[p], 1)
             neighbour[p] = np.inf
@@ -161,6 +163,7 @@ def _fill_rounds(flow, port, weight, fill, residual, ports, scratch):
             if seen[p] or residual[p] < 0.0:
                 residual[p] = 0.0
         m = k
+    return m
 
 
 @numba.njit(cache=True)
@@ -170,9 +173,8 @@ def _water_fill(flow, port, weight, fill, residual, ports, scratch):
     The port of smallest share (``residual / unfrozen flows``) is a bottleneck: its unfrozen
     flows freeze at that share, and only the ports they cross change. Every hop is visited
     once and the heap holds the class's ports, so a fill costs ``O(hops + ports log ports)``
-    however many rounds the shares need to settle: the better choice when many flows share
-    few ports (a big switch), the worse one when ports barely share flows (the heap's work
-    is then mostly its own). Same rates as the rounds within round-off (max-min is unique).
+    however many rounds the shares would need to settle. Same rates as the rounds within
+    round-off (max-min is unique).
     """
     count, local, flow_local = scratch[0], scratch[5], scratch[6]
     start = np.zeros(len(ports) + 1, dtype=np.int64)  # the hops of each port, by local port number
@@ -191,9 +193,10 @@ def _water_fill(flow, port, weight, fill, residual, ports, scratch):
     # A heap of local port numbers keyed by share. Freezing flows at the smallest share only
     # raises the shares of the other ports they cross, so a key is a lower bound of its
     # port's share: the top is re-keyed when it is stale, and processed when it is not.
-    key = np.empty(len(ports))
+    key = np.full(len(ports), np.inf)  # a port whose flows all froze already is never a bottleneck
     for k in range(len(ports)):
-        key[k] = residual[ports[k]] / count[ports[k]]
+        if count[ports[k]] > 0:
+            key[k] = residual[ports[k]] / count[ports[k]]
     heap = np.arange(len(ports))
     size = len(ports)
     for k in range(len(ports) // 2 - 1, -1, -1):
@@ -275,12 +278,14 @@ def _runs_by_flow(flow, flow_local):
 
 
 @numba.njit(cache=True)
-def fill_classes(hop_flow, hop_port, klass, weight, rate, residual, top, n_classes):
+def fill_classes(hop_flow, hop_port, klass, weight, rate, residual, top, n_classes,
+                 max_rounds=ALL_ROUNDS):
     """Add to ``rate`` the strict-priority max-min rates of every class >= ``top``, in order.
 
     Each class is filled in what ``residual`` holds after the classes before it (updated in
     place); flows crossing no port get ``inf``. ``klass`` values must be ``< n_classes``;
-    ``weight`` is how many flows each entry stands for (see :func:`_fill_one_class`).
+    ``weight`` is how many flows each entry stands for, and ``max_rounds`` the parallel
+    rounds before water-filling (see :func:`_fill_one_class`).
     """
     order, start = _by_class(hop_flow, klass, top, n_classes)
     fill = np.zeros(len(rate))
@@ -292,7 +297,7 @@ def fill_classes(hop_flow, hop_port, klass, weight, rate, residual, top, n_class
         if start[c + 1] == start[c]:
             continue
         hops = order[start[c]:start[c + 1]]
-        _fill_one_class(hop_flow[hops], hop_port[hops], weight, fill, residual, scratch)
+        _fill_one_class(hop_flow[hops], hop_port[hops], weight, fill, residual, scratch, max_rounds)
         for h in hops:
             f = hop_flow[h]
             rate[f] += fill[f]
@@ -359,8 +364,14 @@ def allocate_grouped(hop_group, hop_port, flow_group, group_class, given, capaci
             residual[p] = max(residual[p], 0.0)
         elif residual[p] <= residual_rtol * capacity[p]:
             residual[p] = 0.0
+    explicit = False
+    for i in range(len(given)):
+        if given[i] > 0:
+            explicit = True
+            break
     fill = np.zeros(n_groups)
-    fill_classes(hop_group, hop_port, group_class, weight, fill, residual, top, n_classes)
+    fill_classes(hop_group, hop_port, group_class, weight, fill, residual, top, n_classes,
+                 0 if explicit else ALL_ROUNDS)  # see the module docstring
     for i in range(len(flow_group)):
         g = flow_group[i]
         rate[i] = np.inf if fill[g] == np.inf else rate[i] + fill[g]
