@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ns3_hpsched.driver.flows import FlowTable, LiveCoflow, LiveView, five_tuple
+from ns3_hpsched.driver.flows import FlowTable, LiveCoflow, LiveView
 from ns3_hpsched.sched.view import CoflowState, port_bytes
 from ns3_hpsched.topology import fat_tree, flow_five_tuple
 from ns3_hpsched.workload.spec import Flow
@@ -30,10 +30,10 @@ def test_a_given_destination_port_is_used_for_the_path_and_the_wire():
     rows = table.release(flows, coflow=0, job=0, cojob=0, stage=0)
     batch = table.batch(rows, np.zeros(2, dtype=np.int64))
     assert batch.dport.tolist() == [4791, flow_five_tuple(1, 0, 15).dport]
-    assert five_tuple(0, flows[0]) == flow_five_tuple(0, 0, 15)._replace(dport=4791)
+    wire = [flow_five_tuple(0, 0, 15)._replace(dport=4791), flow_five_tuple(1, 0, 15)]
     for i in range(2):
         path = batch.path_ports[batch.path_offsets[i]:batch.path_offsets[i + 1]].tolist()
-        assert tuple(path) == TOPO.tuple_path(five_tuple(i, flows[i]), 0, 15)
+        assert tuple(path) == TOPO.tuple_path(wire[i], 0, 15)
 
 
 coflows_strategy = st.lists(                      # coflows of flows (src, dst offset, bytes, fraction sent)

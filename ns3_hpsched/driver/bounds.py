@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..topology import Topology, flow_ports
+from .flows import flow_columns
 from ..workload.spec import Job
 
 __all__ = ["SyncDemand", "sync_demand", "isolated_stage_s", "demand_bound_s"]
@@ -36,11 +37,8 @@ def sync_demand(job: Job, topology: Topology) -> SyncDemand:
     alone is the sum over phases of each phase's busiest port.
     """
     capacity = topology.port_capacity_bps
-    flows = [f for phase in job.sync.phases for f in phase]
-    index = np.arange(len(flows), dtype=np.int64)
-    src, dst, size = (np.fromiter((getattr(f, name) for f in flows), dtype=np.int64, count=len(flows))
-                      for name in ("src", "dst", "bytes"))
-    offsets, ports = topology.routes.paths(src, dst, *flow_ports(index))
+    src, dst, size, _ = flow_columns([f for phase in job.sync.phases for f in phase])
+    offsets, ports = topology.routes.paths(src, dst, *flow_ports(np.arange(len(src), dtype=np.int64)))
     hop_bytes = np.repeat(size, np.diff(offsets))
     hop_phase = np.repeat(np.repeat(np.arange(len(job.sync.phases)), [len(p) for p in job.sync.phases]),
                           np.diff(offsets))

@@ -18,26 +18,15 @@ import numpy as np
 
 from ..backends.base import FlowBatch
 from ..sched.view import CoflowState, FlowState, View
-from ..topology import FiveTuple, Topology, flow_five_tuple, flow_ports
+from ..topology import Topology, flow_ports
 from ..workload.spec import Flow
 
-__all__ = ["FlowTable", "LiveCoflow", "LiveView", "five_tuple"]
+__all__ = ["FlowTable", "LiveCoflow", "LiveView", "flow_columns"]
 
 #: Per-flow columns and their dtypes; ``klass`` is the class the backend has (-1: not started).
 _COLUMNS = {"coflow": np.int64, "job": np.int64, "cojob": np.int64, "stage": np.int64,
             "src": np.int64, "dst": np.int64, "size": np.int64, "sport": np.int64, "dport": np.int64,
             "klass": np.int64, "target": np.int64, "sent": np.int64, "open": np.bool_}
-
-
-def five_tuple(flow_id: int, flow: Flow) -> FiveTuple:
-    """The five-tuple of workload flow ``flow`` played as flow ``flow_id``: the one place it is made.
-
-    A destination port given by the workload (``flow.dport``, e.g. from an HPCC flow list)
-    is kept, so hashing, the wire and the flows table all use it.
-    """
-    dport = flow.dport
-    ft = flow_five_tuple(flow_id, flow.src, flow.dst)
-    return ft if dport is None else ft._replace(dport=int(dport))
 
 
 class FlowTable:
@@ -71,7 +60,7 @@ class FlowTable:
         (:func:`~ns3_hpsched.topology.flow_ports`, :meth:`RouteTable.paths`).
         """
         first, n = self.n, len(flows)
-        src, dst, size, given_dport = _flow_columns(flows)
+        src, dst, size, given_dport = flow_columns(flows)
         sport, dport = flow_ports(np.arange(first, first + n, dtype=np.int64))
         dport = np.where(given_dport >= 0, given_dport, dport)
         offsets, ports = self.topology.routes.paths(src, dst, sport, dport)
@@ -152,8 +141,12 @@ class FlowTable:
                                                                         - len(self.path_ports), dtype=np.int64)])
 
 
-def _flow_columns(flows: Sequence[Flow]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``src, dst, bytes`` and the given ``dport`` (-1: none) of workload flows, as int64 columns."""
+def flow_columns(flows: Sequence[Flow]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``src, dst, bytes`` and the given ``dport`` (-1: none) of workload flows, as int64 columns.
+
+    A given destination port (``flow.dport``, e.g. from an HPCC flow list) replaces the
+    five-tuple rule's, so hashing, the wire and the flows table all use it.
+    """
     n = len(flows)
     column = lambda get: np.fromiter(map(get, flows), dtype=np.int64, count=n)
     return (column(lambda f: f.src), column(lambda f: f.dst), column(lambda f: f.bytes),

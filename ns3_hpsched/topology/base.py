@@ -230,6 +230,7 @@ class Topology:
 
     # -- routing ------------------------------------------------------------------------
 
+    @cached_property
     def switch_routes(self) -> dict[int, dict[int, tuple[int, ...]]]:
         """For each destination switch ``t`` (one a host hangs off): switch -> its sorted equal-cost next hops toward ``t``.
 
@@ -261,14 +262,10 @@ class Topology:
         if node == t:
             return (dst_host,)
         try:
-            return self._switch_routes[t][node]
+            return self.switch_routes[t][node]
         except KeyError:
             raise ConfigError(f"route {self.node_names[node]}->{self.node_names[dst_host]}",
                               "no path", "connect the topology") from None
-
-    @cached_property
-    def _switch_routes(self) -> dict[int, dict[int, tuple[int, ...]]]:
-        return self.switch_routes()
 
     @cached_property
     def node_seeds(self) -> np.ndarray:

@@ -27,13 +27,13 @@ class RouteTable:
     ----------
     topology:
         The network (a :class:`~ns3_hpsched.topology.base.Topology`); its
-        :meth:`~ns3_hpsched.topology.base.Topology.switch_routes` gives the next hops.
+        :attr:`~ns3_hpsched.topology.base.Topology.switch_routes` gives the next hops.
     """
 
     def __init__(self, topology) -> None:
         self._topology = topology
         n_nodes, n_hosts = topology.n_nodes, topology.n_hosts
-        routes = topology.switch_routes()
+        routes = topology.switch_routes
         self._target_row = np.full(n_nodes, -1, dtype=np.int64)
         self._start = np.zeros((len(routes), n_nodes), dtype=np.int64)
         self._count = np.zeros((len(routes), n_nodes), dtype=np.int64)
