@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ns3_hpsched.sched import order_to_classes
 
@@ -37,6 +39,25 @@ def test_a_flow_listed_twice_is_a_policy_bug():
     """A flow in two classes raises instead of silently taking one of them."""
     with pytest.raises(ValueError, match="flow 2"):
         order_to_classes([[1, 2], [2]], 8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.integers(0, 40), st.integers(0, 2**40)), max_size=6), max_size=6),
+       st.integers(1, 8))
+def test_the_first_flow_listed_again_is_named_and_a_clean_order_maps_by_position(order, k):
+    """Against a plain-Python reading of the rule: with dense and with sparse ids (two checks
+    inside), the error names the first id seen a second time; without one, class ``r`` of
+    the non-empty classes goes to queue ``min(r, k - 1)``."""
+    flat = [f for group in order for f in group]
+    seen: set[int] = set()
+    again = next((f for f in flat if f in seen or seen.add(f)), None)
+    if again is not None:
+        with pytest.raises(ValueError, match=f"flow {again} appears"):
+            order_to_classes(order, k)
+        return
+    queues = [min(r, k - 1) for r in range(sum(1 for g in order if g))]
+    expected = {f: q for q, group in zip(queues, [g for g in order if g]) for f in group}
+    assert order_to_classes(order, k) == expected
 
 
 @pytest.mark.parametrize("k", [0, -1, 2.0, True])

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from itertools import chain
 
+import numba
 import numpy as np
 
 from .view import CoflowState
@@ -56,29 +57,43 @@ def order_arrays(order: Sequence[Iterable[int]], n_classes: int) -> tuple[np.nda
     if isinstance(n_classes, bool) or not isinstance(n_classes, int) or n_classes < 1:
         raise ValueError(f"n_classes must be an integer >= 1, got {n_classes!r}")
     groups = [g if isinstance(g, (list, tuple, np.ndarray)) else list(g) for g in order]
-    sizes = np.fromiter((len(g) for g in groups), dtype=np.int64, count=len(groups))
-    if len(groups) == 1:  # e.g. fair: one class, maybe already an array
+    if len(groups) == 1:  # e.g. fair: one class, maybe already an array; it is queue 0
         ids = np.array(groups[0], dtype=np.int64)
+        classes = np.zeros(len(ids), dtype=np.int64)
     else:
+        sizes = np.fromiter((len(g) for g in groups), dtype=np.int64, count=len(groups))
         ids = np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(sizes.sum()))
-    queues = np.minimum(np.cumsum(sizes > 0) - 1, n_classes - 1)
-    classes = np.repeat(queues, sizes)
-    if _has_repeats(ids):
-        _, first = np.unique(ids, return_index=True)
-        repeated = np.ones(len(ids), dtype=bool)
-        repeated[first] = False
-        raise ValueError(f"flow {ids[np.argmax(repeated)]} appears more than once in the order")
+        classes = np.repeat(np.minimum(np.cumsum(sizes > 0) - 1, n_classes - 1), sizes)
+    repeated = _first_repeat(ids)
+    if repeated >= 0:
+        raise ValueError(f"flow {ids[repeated]} appears more than once in the order")
     return ids, classes
 
 
-def _has_repeats(ids: np.ndarray) -> bool:
-    """Whether an id occurs twice: a count over the ids' range when it is compact, else a sort."""
-    if len(ids) < 2:
-        return False
-    low, high = int(ids.min()), int(ids.max())
-    if high - low < 4 * len(ids) + 4096:
-        return bool(np.bincount(ids - low).max() > 1)
-    return len(np.unique(ids)) < len(ids)
+@numba.njit(cache=True)
+def _first_repeat(ids):
+    """Position of the first id that occurred earlier in ``ids`` (-1 if none).
+
+    A table over the ids' range when it is compact (the usual case: ids are rows of the
+    driver's flow table), else a sort.
+    """
+    n = len(ids)
+    if n < 2:
+        return -1
+    low, high = ids.min(), ids.max()
+    if high - low < 4 * n + 4096:
+        seen = np.zeros(high - low + 1, dtype=np.bool_)
+        for i in range(n):
+            if seen[ids[i] - low]:
+                return i
+            seen[ids[i] - low] = True
+        return -1
+    order = np.argsort(ids, kind="mergesort")  # stable: the later copy comes second
+    first = -1
+    for k in range(1, n):
+        if ids[order[k]] == ids[order[k - 1]] and (first < 0 or order[k] < first):
+            first = order[k]
+    return first
 
 
 def flow_ids(coflows: Iterable[CoflowState]) -> list[int]:
