@@ -8,7 +8,7 @@ maximum as ``lower_bound_s``, so SCTs can be reported as ratios to it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +17,7 @@ from ..topology import Topology, flow_ports
 from .flows import flow_columns
 from ..workload.spec import Job
 
-__all__ = ["SyncDemand", "sync_demand", "isolated_stage_s", "demand_bound_s"]
+__all__ = ["SyncDemand", "sync_demands", "isolated_stage_s", "demand_bound_s"]
 
 
 @dataclass(frozen=True)
@@ -28,30 +28,41 @@ class SyncDemand:
     isolated_s: float
 
 
-def sync_demand(job: Job, topology: Topology) -> SyncDemand:
-    """What one synchronisation of ``job`` asks of the network.
+def sync_demands(jobs: Sequence[Job], topology: Topology) -> list[SyncDemand]:
+    """What one synchronisation of each of ``jobs`` asks of the network, in one pass.
 
     Host links are exact. Inside the fabric each flow's path depends on its five-tuple,
     which differs per iteration; the paths of a canonical five-tuple (the flow's index
-    in the synchronisation) stand in for them. Phases run one after another, so the time
-    alone is the sum over phases of each phase's busiest port.
+    in its job's synchronisation) stand in for them. Phases run one after another, so the
+    time alone is the sum over phases of each phase's busiest port. The paths of every
+    flow of every job come from one compiled walk, and the bytes per (phase, port) from
+    one ``bincount``; only the per-job dicts are built in Python.
     """
-    capacity = topology.port_capacity_bps
-    src, dst, size, _ = flow_columns([f for phase in job.sync.phases for f in phase])
-    offsets, ports = topology.routes.paths(src, dst, *flow_ports(np.arange(len(src), dtype=np.int64)))
-    hop_bytes = np.repeat(size, np.diff(offsets))
-    hop_phase = np.repeat(np.repeat(np.arange(len(job.sync.phases)), [len(p) for p in job.sync.phases]),
-                          np.diff(offsets))
-    total: dict[int, int] = defaultdict(int)
-    isolated_s = 0.0
-    for phase in range(len(job.sync.phases)):
-        hops = hop_phase == phase
-        used, inverse = np.unique(ports[hops], return_inverse=True)
-        load = np.bincount(inverse, weights=hop_bytes[hops], minlength=len(used)).astype(np.int64)
-        isolated_s += max((b * 8 / capacity[p] for p, b in zip(used.tolist(), load.tolist())), default=0.0)
-        for p, b in zip(used.tolist(), load.tolist()):
-            total[p] += b
-    return SyncDemand(dict(sorted(total.items())), isolated_s)
+    phases = [phase for job in jobs for phase in job.sync.phases]
+    src, dst, size, _ = flow_columns([f for phase in phases for f in phase])
+    job_flows = np.array([sum(map(len, job.sync.phases)) for job in jobs], dtype=np.int64)
+    local = np.arange(len(src), dtype=np.int64) - np.repeat(np.cumsum(job_flows) - job_flows, job_flows)
+    offsets, ports = topology.routes.paths(src, dst, *flow_ports(local))
+    hops = np.diff(offsets)
+    hop_phase = np.repeat(np.repeat(np.arange(len(phases)), [len(p) for p in phases]), hops)
+    used, inverse = np.unique(hop_phase * topology.n_ports + ports, return_inverse=True)
+    load = np.bincount(inverse, weights=np.repeat(size, hops), minlength=len(used)).astype(np.int64)
+    phase, port = np.divmod(used, topology.n_ports)
+    seconds = load * 8 / topology.port_capacity_bps[port]
+    bounds = np.searchsorted(phase, np.arange(len(phases) + 1)).tolist()
+    port, load, seconds = port.tolist(), load.tolist(), seconds.tolist()
+    demands, first = [], 0
+    for job in jobs:
+        total: dict[int, int] = defaultdict(int)
+        isolated_s = 0.0
+        for k in range(first, first + len(job.sync.phases)):
+            lo, hi = bounds[k], bounds[k + 1]
+            isolated_s += max(seconds[lo:hi], default=0.0)
+            for p, b in zip(port[lo:hi], load[lo:hi]):
+                total[p] += b
+        first += len(job.sync.phases)
+        demands.append(SyncDemand(dict(sorted(total.items())), isolated_s))
+    return demands
 
 
 def isolated_stage_s(job: Job, iterations: int, demand: SyncDemand) -> float:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..backends.base import Backend
 from ..sched.view import JobState, StageState, View
 from ..workload.spec import Cojob, Job, Workload
-from .bounds import SyncDemand, demand_bound_s, isolated_stage_s, sync_demand
+from .bounds import SyncDemand, demand_bound_s, isolated_stage_s, sync_demands
 from .control import Control
 from .flows import FlowTable, LiveCoflow
 from .records import RecordBook
@@ -59,7 +59,8 @@ class Training:
         self.workload, self.backend, self.view, self.flows = workload, backend, view, flows
         self.control, self.book, self.progress = control, book, progress
         self._jobs = {job.job_id: job for cojob in workload.cojobs for job in cojob.jobs}
-        self._sync: dict[int, SyncDemand] = {j: sync_demand(job, backend.topology) for j, job in self._jobs.items()}
+        self._sync: dict[int, SyncDemand] = dict(zip(self._jobs, sync_demands(list(self._jobs.values()),
+                                                                              backend.topology)))
         self._stages: dict[tuple[int, int], _StageRun] = {}
         self._coflows: dict[int, tuple[_JobRun, LiveCoflow]] = {}
         self._next_coflow_id = 0
