@@ -26,6 +26,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
+import numba
 import numpy as np
 
 from ..topology import Topology
@@ -149,10 +150,7 @@ class Transport(ABC):
         delay = delivery_s(paths, size_bytes, port_delay_s, port_capacity_bps, mtu_bytes)
         if port_rate_bps is None:
             return delay
-        hop = paths >= 0
-        port = np.where(hop, paths, 0)
-        busy = hop & (port_rate_bps[port] >= port_capacity_bps[port] * (1.0 - SATURATED_RTOL))
-        rows = np.flatnonzero(busy.any(axis=1))
+        rows = _busy_rows(paths, port_rate_bps, port_capacity_bps, SATURATED_RTOL)
         if not len(rows):  # no busy port on any path: no queue (and no start-up to recompute)
             return delay
         size = np.asarray(size_bytes, dtype=np.float64)[rows]
@@ -172,14 +170,11 @@ def delivery_s(paths: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarr
     The one-way propagation plus the store-and-forward of the last packet
     (``min(mtu, size)`` bytes) at every hop after the first (the fluid rate already
     accounts for the first). ``paths`` is a padded matrix of ports (one row per flow,
-    ``-1`` after the last hop).
+    ``-1`` after the last hop). Compiled (:func:`_path_delivery`): the fluid backend
+    calls it for every batch of finishing flows, mostly of one flow.
     """
-    hop = paths >= 0
-    port = np.where(hop, paths, 0)
-    propagation = np.where(hop, port_delay_s[port], 0.0).sum(axis=1)
-    packet_bits = np.minimum(size_bytes, mtu_bytes)[:, None] * 8.0
-    forward = np.where(hop[:, 1:], packet_bits / port_capacity_bps[port[:, 1:]], 0.0).sum(axis=1)
-    return propagation + forward
+    return _path_delivery(np.asarray(paths, dtype=np.int64), np.asarray(size_bytes, dtype=np.float64),
+                          port_delay_s, port_capacity_bps, float(mtu_bytes))
 
 
 def padded_to_offsets(paths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -212,10 +207,58 @@ def queue_wait_s(paths: np.ndarray, own_rate_bps: np.ndarray, port_rate_bps: np.
     queue_bytes:
         Standing queue of every port (:meth:`Transport.standing_queue_bytes`).
     """
-    hop = paths >= 0
-    port = np.where(hop, paths, 0)
-    capacity = port_capacity_bps[port]
-    busy = hop & (port_rate_bps[port] >= capacity * (1.0 - SATURATED_RTOL))
-    others = 1.0 - np.asarray(own_rate_bps, dtype=np.float64)[:, None] / capacity
-    others = np.where(others > SATURATED_RTOL, others, 0.0)
-    return np.where(busy, others * queue_bytes[port] * 8.0 / capacity, 0.0).sum(axis=1)
+    return _queue_wait(np.asarray(paths, dtype=np.int64), np.asarray(own_rate_bps, dtype=np.float64),
+                       port_rate_bps, port_capacity_bps, queue_bytes, SATURATED_RTOL)
+
+
+# The kernels add a row's terms one by one in hop order, as numpy's row sums of the padded
+# matrix did (padding adds 0.0), so their floats are the same for paths of up to 7 ports.
+
+@numba.njit(cache=True)
+def _path_delivery(paths, size, port_delay_s, port_capacity_bps, mtu_bytes):
+    """:func:`delivery_s`, row by row: propagation, then store-and-forward after the first hop."""
+    out = np.empty(len(paths))
+    for i in range(len(paths)):
+        propagation, forward = 0.0, 0.0
+        packet_bits = min(size[i], mtu_bytes) * 8.0
+        for j in range(paths.shape[1]):
+            p = paths[i, j]
+            if p < 0:
+                continue
+            propagation += port_delay_s[p]
+            if j > 0:
+                forward += packet_bits / port_capacity_bps[p]
+        out[i] = propagation + forward
+    return out
+
+
+@numba.njit(cache=True)
+def _busy_rows(paths, port_rate_bps, port_capacity_bps, rtol):
+    """Rows of ``paths`` crossing at least one port whose rate fills its capacity (within ``rtol``)."""
+    rows = np.empty(len(paths), dtype=np.int64)
+    n = 0
+    for i in range(len(paths)):
+        for p in paths[i]:
+            if p >= 0 and port_rate_bps[p] >= port_capacity_bps[p] * (1.0 - rtol):
+                rows[n] = i
+                n += 1
+                break
+    return rows[:n]
+
+
+@numba.njit(cache=True)
+def _queue_wait(paths, own_rate_bps, port_rate_bps, port_capacity_bps, queue_bytes, rtol):
+    """:func:`queue_wait_s`, row by row."""
+    out = np.empty(len(paths))
+    for i in range(len(paths)):
+        wait = 0.0
+        for p in paths[i]:
+            if p < 0:
+                continue
+            capacity = port_capacity_bps[p]
+            if port_rate_bps[p] >= capacity * (1.0 - rtol):
+                others = 1.0 - own_rate_bps[i] / capacity
+                if others > rtol:
+                    wait += others * queue_bytes[p] * 8.0 / capacity
+        out[i] = wait
+    return out
