@@ -55,9 +55,15 @@ class Control:
     def released(self, coflow: LiveCoflow) -> None:
         """A coflow was released: its flows start at the next decision."""
         self._unstarted.append(coflow)
-        self.trigger()
+        self._ask()
 
     def trigger(self) -> None:
+        """Something other than a release happened: ask for a decision, unless the policy's
+        order changes on releases only (:attr:`~ns3_hpsched.sched.base.Policy.release_only`)."""
+        if not self.policy.release_only:
+            self._ask()
+
+    def _ask(self) -> None:
         """Ask for a decision once every event of this instant has run."""
         if not self._pending:
             self._pending = True

@@ -22,6 +22,12 @@ class Policy(ABC):
     """
 
     name: ClassVar[str] = "policy"
+    #: Whether the order changes only when flows are released. Then completions (a
+    #: coflow's last flow, a stage's end), stage starts and thresholds cannot change who
+    #: has precedence over whom, and the driver decides on releases only (fair: one class;
+    #: pinned: the workload's classes). A policy that reads progress or time leaves it
+    #: ``False``.
+    release_only: ClassVar[bool] = False
 
     def setup(self, workload: Workload) -> None:
         """Learn what the policy needs from the workload before the run (default: nothing)."""

@@ -17,6 +17,7 @@ class Fair(Policy):
     """
 
     name = "fair"
+    release_only = True
 
     def decide(self, view: View) -> Decision:
         """One class holding every active flow."""

@@ -19,6 +19,7 @@ class Pinned(Policy):
     """Class of a flow = its cojob's ``priority``; cojobs without one share the last class."""
 
     name = "pinned"
+    release_only = True
 
     def __init__(self) -> None:
         self._priority: dict[int, int] = {}
