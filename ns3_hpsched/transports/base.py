@@ -32,8 +32,7 @@ import numpy as np
 from ..topology import Topology
 from ..validate import Flag, Number, choice
 
-__all__ = ["Transport", "UINT32_MAX", "SATURATED_RTOL", "delivery_s", "queue_wait_s",
-           "padded_to_offsets"]
+__all__ = ["Transport", "UINT32_MAX", "SATURATED_RTOL", "delivery_s", "queue_wait_s"]
 
 #: Largest value of an ns-3 ``UintegerValue`` attribute of 32 bits (buffers, windows).
 UINT32_MAX = 2**32 - 1
@@ -117,7 +116,7 @@ class Transport(ABC):
 
     def delivery_s(self, paths: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarray,
                    port_capacity_bps: np.ndarray, mtu_bytes: int, *, port_rate_bps: np.ndarray | None = None,
-                   age_s: np.ndarray | None = None) -> np.ndarray:
+                   sending_s: np.ndarray | None = None, queue_bytes: np.ndarray | None = None) -> np.ndarray:
         """Time from each finishing flow's last byte leaving the sender to its delivery.
 
         The path's propagation and store-and-forward (:func:`delivery_s`), plus, when the
@@ -132,36 +131,35 @@ class Transport(ABC):
         port_rate_bps:
             Total fluid rate on every port in the allocation the flows finished in (their
             own rates included); ``None``: no queue is charged.
-        age_s:
-            Time since each flow started (its start-up included), for its own average
-            rate; required with ``port_rate_bps``.
+        sending_s:
+            How long each flow has been sending (since the end of its start-up), for its
+            own average rate; required with ``port_rate_bps``.
+        queue_bytes:
+            The standing queue of every port, :meth:`standing_queue_bytes` of these ports
+            (a caller finishing many batches computes it once); computed when ``None``.
 
         Notes
         -----
-        A flow's own share of a port is its *average* sending rate, its size over the time
-        from the end of its start-up (recomputed here, deterministically) to now: a lone
-        flow's is exactly the capacity, so it waits for nothing. A flow that shared a port
-        earlier and finishes alone on it is charged the share it did not hold on average;
-        on the flow-size cross-checks this differs from using its last rate by under 0.2
-        points of median FCT error (docs/flow-crosscheck.md). The fluid backend hands over
-        the rates of the allocation the flows finished in, so a port is busy if it was
-        when their last bytes left.
+        A flow's own share of a port is its *average* sending rate, its size over its
+        sending time: a lone flow's is exactly the capacity, so it waits for nothing. A
+        flow that shared a port earlier and finishes alone on it is charged the share it
+        did not hold on average; on the flow-size cross-checks this differs from using its
+        last rate by under 0.2 points of median FCT error (docs/flow-crosscheck.md). The
+        fluid backend hands over the rates of the allocation the flows finished in, so a
+        port is busy if it was when their last bytes left.
         """
         delay = delivery_s(paths, size_bytes, port_delay_s, port_capacity_bps, mtu_bytes)
         if port_rate_bps is None:
             return delay
         rows = _busy_rows(paths, port_rate_bps, port_capacity_bps, SATURATED_RTOL)
-        if not len(rows):  # no busy port on any path: no queue (and no start-up to recompute)
+        if not len(rows):  # no busy port on any path: no queue
             return delay
-        size = np.asarray(size_bytes, dtype=np.float64)[rows]
-        offsets, ports = padded_to_offsets(paths[rows])
-        sending_s = np.asarray(age_s, dtype=np.float64)[rows] - self.startup_s(
-            offsets, ports, size, port_delay_s, port_capacity_bps, mtu_bytes)
-        own_bps = size * 8.0 / np.maximum(sending_s, 1e-300)
-        queue = self.standing_queue_bytes(port_capacity_bps, mtu_bytes)
-        delay[rows] += queue_wait_s(paths[rows], own_bps, port_rate_bps, port_capacity_bps, queue)
+        own_bps = np.asarray(size_bytes, dtype=np.float64)[rows] * 8.0 / np.maximum(
+            np.asarray(sending_s, dtype=np.float64)[rows], 1e-300)
+        if queue_bytes is None:
+            queue_bytes = self.standing_queue_bytes(port_capacity_bps, mtu_bytes)
+        delay[rows] += queue_wait_s(paths[rows], own_bps, port_rate_bps, port_capacity_bps, queue_bytes)
         return delay
-
 
 def delivery_s(paths: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarray,
                port_capacity_bps: np.ndarray, mtu_bytes: int) -> np.ndarray:
@@ -175,13 +173,6 @@ def delivery_s(paths: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarr
     """
     return _path_delivery(np.asarray(paths, dtype=np.int64), np.asarray(size_bytes, dtype=np.float64),
                           port_delay_s, port_capacity_bps, float(mtu_bytes))
-
-
-def padded_to_offsets(paths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A padded port matrix (``-1`` after the last hop) as ``(path_offsets, path_ports)``."""
-    hop = paths >= 0
-    offsets = np.concatenate([[0], np.cumsum(hop.sum(axis=1))]).astype(np.int64)
-    return offsets, paths[hop].astype(np.int64)
 
 
 def queue_wait_s(paths: np.ndarray, own_rate_bps: np.ndarray, port_rate_bps: np.ndarray,

@@ -118,6 +118,7 @@ class FluidBackend(Backend):
         self._watch_dirty = False               # crossing times must be recomputed
         self._port_rate = np.zeros(topology.n_ports)
         self._port_tx = np.zeros(topology.n_ports)
+        self._standing_queue = self.transport.standing_queue_bytes(self._capacity, topology.mtu_bytes)
 
     # -- the Backend interface ----------------------------------------------------------
 
@@ -146,8 +147,10 @@ class FluidBackend(Backend):
         if not self.latency:
             self._arrived.append(recs)
             return
-        arrive_s = self._now + self.transport.startup_s(batch.path_offsets, batch.path_ports, batch.size_bytes,
-                                                        self._delay, self._capacity, self.topology.mtu_bytes)
+        startup_s = self.transport.startup_s(batch.path_offsets, batch.path_ports, batch.size_bytes,
+                                             self._delay, self._capacity, self.topology.mtu_bytes)
+        self._flows.startup_s[recs] = startup_s
+        arrive_s = self._now + startup_s
         if (arrive_s == arrive_s[0]).all():  # e.g. one flow, or a big switch: one event
             self._queue.push(float(arrive_s[0]), self._arrive, recs)
             return
@@ -351,7 +354,8 @@ class FluidBackend(Backend):
             self._coflows.add(f.coflow[recs], crumbs)
             delay = (self.transport.delivery_s(f.paths(recs), f.size[recs], self._delay, self._capacity,
                                                self.topology.mtu_bytes, port_rate_bps=self._port_rate,
-                                               age_s=t - f.start_s[recs])
+                                               sending_s=(t - f.start_s[recs]) - f.startup_s[recs],
+                                               queue_bytes=self._standing_queue)
                      if self.latency else np.zeros(len(recs)))
             f.finish_s[recs] = t + delay
             for flow_id, finish_s in zip(f.flow_id[recs].tolist(), f.finish_s[recs].tolist()):

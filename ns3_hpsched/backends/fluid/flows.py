@@ -38,6 +38,7 @@ _COLUMNS = {
     "given_bps": (np.float64, 0.0),            # explicit rate (0 = none)
     "sent": (np.float64, 0.0),                 # bytes, as of the last tally for active flows
     "start_s": (np.float64, np.nan), "finish_s": (np.float64, np.nan),
+    "startup_s": (np.float64, 0.0),            # the transport's start-up before the first byte
     "state": (np.int8, WAITING),
     "route": (np.int64, -1),                   # row of the route matrix: the record's path
     "pos": (np.int64, -1),                     # position in the active set, -1 if not active
