@@ -136,7 +136,7 @@ class Transport(ABC):
             own average rate; required with ``port_rate_bps``.
         queue_bytes:
             The standing queue of every port, :meth:`standing_queue_bytes` of these ports
-            (a caller finishing many batches computes it once); computed when ``None``.
+            (computed once per run by the caller); required with ``port_rate_bps``.
 
         Notes
         -----
@@ -156,10 +156,9 @@ class Transport(ABC):
             return delay
         own_bps = np.asarray(size_bytes, dtype=np.float64)[rows] * 8.0 / np.maximum(
             np.asarray(sending_s, dtype=np.float64)[rows], 1e-300)
-        if queue_bytes is None:
-            queue_bytes = self.standing_queue_bytes(port_capacity_bps, mtu_bytes)
         delay[rows] += queue_wait_s(paths[rows], own_bps, port_rate_bps, port_capacity_bps, queue_bytes)
         return delay
+
 
 def delivery_s(paths: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarray,
                port_capacity_bps: np.ndarray, mtu_bytes: int) -> np.ndarray:
@@ -202,8 +201,9 @@ def queue_wait_s(paths: np.ndarray, own_rate_bps: np.ndarray, port_rate_bps: np.
                        port_rate_bps, port_capacity_bps, queue_bytes, SATURATED_RTOL)
 
 
-# The kernels add a row's terms one by one in hop order, as numpy's row sums of the padded
-# matrix did (padding adds 0.0), so their floats are the same for paths of up to 7 ports.
+# The kernels add a row's terms one by one in hop order. numpy's row sums of a padded port
+# matrix add up to 7 terms in the same order (padding adds 0.0), so for paths of up to 7
+# ports these are the floats of the array version they replace, bit for bit.
 
 @numba.njit(cache=True)
 def _path_delivery(paths, size, port_delay_s, port_capacity_bps, mtu_bytes):
