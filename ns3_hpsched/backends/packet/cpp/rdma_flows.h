@@ -22,7 +22,8 @@
 // Data is ECT(0) in the flow's class (DSCP = class); ACK, NACK and CNP are not-ECT in
 // class 0, the highest, so feedback is never queued behind data of lower classes.
 // Packets carry the flow's five-tuple with protocol UDP (17), so the ECMP router hashes
-// them exactly as topology.ecmp.flow_hash does for that tuple.
+// them exactly as topology.ecmp.flow_hash does for that tuple. They are sent through
+// ns-3's UDP and received by RdmaReceiver, which hands them over by QP number.
 #ifndef HPSCHED_RDMA_FLOWS_H
 #define HPSCHED_RDMA_FLOWS_H
 
@@ -37,8 +38,8 @@
 #include "ns3/point-to-point-net-device.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 namespace hpsched
@@ -65,6 +66,73 @@ struct RdmaConfig
     bool pfc{true};
     uint64_t xoffBytes{0};
     uint64_t xonBytes{0};
+};
+
+/// Hands a host's UDP datagrams to one handler, in place of UDP's endpoint demux.
+///
+/// ns-3's UdpL4Protocol finds a datagram's socket by scanning a list of every endpoint of
+/// the host, per packet; with an endpoint per queue pair and port, that scan grew with
+/// the flows a host ever had (3.7% of the CPU of 8k Hadoop-sized flows on 128 hosts).
+/// Installed as the host's IPv4 protocol 17 (UDP sending is untouched), it strips the UDP
+/// header and calls the handler directly, as the endpoint's receive callback was called.
+class RdmaReceiver : public ns3::IpL4Protocol
+{
+  public:
+    using Handler = std::function<void(ns3::Ptr<ns3::Packet>, const ns3::Ipv4Header&)>;
+
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("hpsched::RdmaReceiver").SetParent<ns3::IpL4Protocol>();
+        return tid;
+    }
+
+    void SetHandler(Handler handler)
+    {
+        m_handler = std::move(handler);
+    }
+
+    int GetProtocolNumber() const override
+    {
+        return ns3::UdpL4Protocol::PROT_NUMBER;
+    }
+
+    RxStatus Receive(ns3::Ptr<ns3::Packet> p, const ns3::Ipv4Header& header, ns3::Ptr<ns3::Ipv4Interface>) override
+    {
+        ns3::UdpHeader udp;
+        p->RemoveHeader(udp);
+        m_handler(p, header);
+        return RX_OK;
+    }
+
+    RxStatus Receive(ns3::Ptr<ns3::Packet>, const ns3::Ipv6Header&, ns3::Ptr<ns3::Ipv6Interface>) override
+    {
+        return RX_ENDPOINT_UNREACH;  // the fabric is IPv4 only
+    }
+
+    void SetDownTarget(DownTargetCallback cb) override
+    {
+        m_down = cb;
+    }
+
+    void SetDownTarget6(DownTargetCallback6 cb) override
+    {
+        m_down6 = cb;
+    }
+
+    DownTargetCallback GetDownTarget() const override
+    {
+        return m_down;
+    }
+
+    DownTargetCallback6 GetDownTarget6() const override
+    {
+        return m_down6;
+    }
+
+  private:
+    Handler m_handler;
+    DownTargetCallback m_down;
+    DownTargetCallback6 m_down6;
 };
 
 class RdmaFlows
@@ -97,6 +165,14 @@ class RdmaFlows
         if (cfg.pfc)
         {
             m_pfc = std::make_unique<Pfc>(fabric, cfg.nBands, cfg.xoffBytes, cfg.xonBytes);
+        }
+        for (uint32_t h = 0; h < fabric.GetNHosts(); ++h)
+        {
+            auto receiver = ns3::CreateObject<RdmaReceiver>();
+            receiver->SetHandler([this](ns3::Ptr<ns3::Packet> p, const ns3::Ipv4Header& header) {
+                Receive(p, header);
+            });
+            fabric.GetNode(h)->GetObject<ns3::Ipv4L3Protocol>()->Insert(receiver);
         }
     }
 
@@ -187,8 +263,6 @@ class RdmaFlows
         FlowRecord& f = m_session.Flow(idx);
         Qp& q = m_qps[idx];
         f.startS = ns3::Simulator::Now().GetSeconds();
-        Listen(f.src, q.sport);
-        Listen(f.dst, q.dport);
         auto nic = ns3::DynamicCast<ns3::PointToPointNetDevice>(m_fabric.GetDevice(m_hostPort[f.src]));
         ns3::DataRateValue rate;
         nic->GetAttribute("DataRate", rate);
@@ -197,24 +271,7 @@ class RdmaFlows
         SendData(idx);
     }
 
-    /// One UDP endpoint per (host, port); datagrams are dispatched by the QP number.
-    void Listen(uint32_t host, uint16_t port)
-    {
-        uint64_t key = (uint64_t(host) << 16) | port;
-        if (m_endpoints.count(key))
-        {
-            return;
-        }
-        auto udp = m_fabric.GetNode(host)->GetObject<ns3::UdpL4Protocol>();
-        ns3::Ipv4EndPoint* ep = udp->Allocate(ns3::Ptr<ns3::NetDevice>(), ns3::Ipv4Address(HOST_IP_BASE + host), port);
-        ep->SetRxCallback(ns3::Callback<void, ns3::Ptr<ns3::Packet>, ns3::Ipv4Header, uint16_t,
-                                        ns3::Ptr<ns3::Ipv4Interface>>(
-            [this](ns3::Ptr<ns3::Packet> p, ns3::Ipv4Header h, uint16_t, ns3::Ptr<ns3::Ipv4Interface>) {
-                Receive(p, h);
-            }));
-        m_endpoints[key] = ep;
-    }
-
+    /// A datagram reached its host (through RdmaReceiver): dispatched by its QP number.
     void Receive(ns3::Ptr<ns3::Packet> p, const ns3::Ipv4Header& h)
     {
         RdmaHeader hdr;
@@ -480,7 +537,6 @@ class RdmaFlows
     uint32_t m_payload;
     std::vector<uint32_t> m_hostPort;
     std::vector<Qp> m_qps;
-    std::unordered_map<uint64_t, ns3::Ipv4EndPoint*> m_endpoints;
     std::unique_ptr<Pfc> m_pfc;
     uint64_t m_retransmitted{0};
 };
