@@ -22,7 +22,8 @@ from ..topology import Topology, flow_ports
 
 __all__ = ["Backend", "FlowBatch", "FlowStart", "RunStats", "FlowDoneFn", "ThresholdFn"]
 
-#: ``on_flow_done(flow_id, finish_s)``: called once when the last byte of a flow is delivered.
+#: ``on_flow_done(flow_id, finish_s)``: called once when the last byte of a flow is delivered
+#: (``None``: nobody listens, and a backend may skip the notifications).
 FlowDoneFn = Callable[[int, float], None]
 #: ``on_threshold(coflow_id)``: called once when a watched coflow's sent bytes reach its threshold.
 ThresholdFn = Callable[[int], None]
@@ -70,6 +71,15 @@ class FlowBatch:
     def __len__(self) -> int:
         return len(self.flow_id)
 
+    def take(self, rows: np.ndarray) -> FlowBatch:
+        """The flows at positions ``rows`` (in that order), with their paths."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lo, hi = self.path_offsets[rows], self.path_offsets[rows + 1]
+        hops = hi - lo
+        offsets = np.concatenate([[0], np.cumsum(hops)]).astype(np.int64)
+        ports = self.path_ports[np.repeat(lo - offsets[:-1], hops) + np.arange(offsets[-1])]
+        return FlowBatch(*(getattr(self, name)[rows] for name in _FLOW_COLUMNS), offsets, ports)
+
     @classmethod
     def of(cls, flows: Sequence[FlowStart], topology: Topology) -> FlowBatch:
         """A batch of :class:`FlowStart` records, with their paths from ``topology``."""
@@ -79,6 +89,10 @@ class FlowBatch:
         offsets, ports = topology.routes.paths(src, dst, sport, dport)
         return cls(flow_id, src, dst, column("size_bytes"), column("priority"), column("coflow_id"), sport, dport,
                    offsets, ports)
+
+
+#: The per-flow columns of a :class:`FlowBatch`, in field order.
+_FLOW_COLUMNS = ("flow_id", "src", "dst", "size_bytes", "priority", "coflow_id", "sport", "dport")
 
 
 @dataclass(frozen=True)
@@ -107,7 +121,7 @@ class Backend(ABC):
         self.topology = topology
         self.n_classes = n_classes
         self.seed = seed
-        self.on_flow_done: FlowDoneFn = lambda flow_id, finish_s: None
+        self.on_flow_done: FlowDoneFn | None = lambda flow_id, finish_s: None
         self.on_threshold: ThresholdFn = lambda coflow_id: None
 
     @abstractmethod
@@ -124,6 +138,34 @@ class Backend(ABC):
 
         ``src != dst`` and ``size_bytes > 0`` for every flow.
         """
+
+    def start_flows_at(self, batch: FlowBatch, start_s: np.ndarray) -> None:
+        """Start flow ``i`` of ``batch`` at simulated time ``start_s[i]`` (>= now).
+
+        The open-loop form of :meth:`start_flows`, for flows known before the run (the
+        driver's open-loop play, :mod:`ns3_hpsched.driver.openloop`). This default
+        schedules one :meth:`start_flows` per distinct time; the shipped backends take the
+        whole batch in one step, checked before anything is scheduled.
+        """
+        start_s = self._start_times(batch, start_s)
+        times = np.unique(start_s)
+        order = np.argsort(start_s, kind="stable")
+        bounds = np.searchsorted(start_s[order], times).tolist() + [len(order)]
+        for k, time_s in enumerate(times.tolist()):
+            sub = batch.take(order[bounds[k]:bounds[k + 1]])
+            self.at(time_s, lambda sub=sub: self.start_flows(sub))
+
+    def _start_times(self, batch: FlowBatch, start_s: np.ndarray) -> np.ndarray:
+        """``start_s`` as float64, checked: one finite time per flow of ``batch``, none before now."""
+        start_s = np.asarray(start_s, dtype=np.float64)
+        if start_s.shape != (len(batch),):
+            raise ValueError(f"start_s must hold one time per flow ({len(batch)}), got shape {start_s.shape}")
+        early = ~(start_s >= self.now()) | ~np.isfinite(start_s)
+        if early.any():
+            i = int(np.argmax(early))
+            raise ValueError(f"flow {int(batch.flow_id[i])} cannot start at {float(start_s[i])!r} s: "
+                             f"the clock is at {self.now()} s")
+        return start_s
 
     @abstractmethod
     def set_priorities(self, flow_ids: np.ndarray, priorities: np.ndarray) -> None:

@@ -111,6 +111,9 @@ class FluidBackend(Backend):
         self._now = 0.0
         self._events = 0
         self._arrived: list[np.ndarray] = []    # records past their handshake, not yet active
+        self._pending_s = np.empty(0)           # start_flows_at: arrival times, sorted ...
+        self._pending_recs = np.empty(0, dtype=np.int64)  # ... of these records
+        self._pending_next = 0                  # ... the first not yet admitted
         self._given = np.empty(0, dtype=np.int64)  # records holding an explicit rate
         self._dirty = False                     # rates must be recomputed
         self._changed_class = n_classes         # ... from this class down
@@ -140,17 +143,10 @@ class FluidBackend(Backend):
         """
         if not len(batch):
             return
-        self._check_batch(batch)
-        coflow = self._coflows.indices(batch.coflow_id)
-        recs = self._flows.add_batch(batch.flow_id, batch.src, batch.dst, batch.size_bytes, batch.priority,
-                                     coflow, batch.path_offsets, batch.path_ports, self._now)
+        recs, arrive_s = self._record(batch, self._now)
         if not self.latency:
             self._arrived.append(recs)
             return
-        startup_s = self.transport.startup_s(batch.path_offsets, batch.path_ports, batch.size_bytes,
-                                             self._delay, self._capacity, self.topology.mtu_bytes)
-        self._flows.startup_s[recs] = startup_s
-        arrive_s = self._now + startup_s
         if (arrive_s == arrive_s[0]).all():  # e.g. one flow, or a big switch: one event
             self._queue.push(float(arrive_s[0]), self._arrive, recs)
             return
@@ -159,6 +155,36 @@ class FluidBackend(Backend):
         bounds = np.searchsorted(group[order], np.arange(len(times) + 1))
         for k, time_s in enumerate(times.tolist()):  # one event per distinct handshake end
             self._queue.push(time_s, self._arrive, recs[order[bounds[k]:bounds[k + 1]]])
+
+    def start_flows_at(self, batch: FlowBatch, start_s: np.ndarray) -> None:
+        """Start flow ``i`` of the batch at ``start_s[i]``, all recorded now, in one step.
+
+        The flows wait in a sorted array of arrival times (start plus start-up), which the
+        event loop admits from as the clock passes them: no Python event per flow. Checked
+        as :meth:`start_flows`, before any flow is recorded.
+        """
+        start_s = self._start_times(batch, start_s)
+        if not len(batch):
+            return
+        recs, arrive_s = self._record(batch, start_s)
+        times = np.concatenate([self._pending_s[self._pending_next:], arrive_s])
+        recs = np.concatenate([self._pending_recs[self._pending_next:], recs])
+        order = np.argsort(times, kind="stable")  # ties in record order, as events pushed in start order
+        self._pending_s, self._pending_recs, self._pending_next = times[order], recs[order], 0
+
+    def _record(self, batch: FlowBatch, start_s: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Check and record the batch's flows as starting at ``start_s``; return their
+        records and when each sends its first byte (after the transport's start-up)."""
+        self._check_batch(batch)
+        coflow = self._coflows.indices(batch.coflow_id)
+        recs = self._flows.add_batch(batch.flow_id, batch.src, batch.dst, batch.size_bytes, batch.priority,
+                                     coflow, batch.path_offsets, batch.path_ports, start_s)
+        if not self.latency:
+            return recs, start_s + np.zeros(len(recs))
+        startup_s = self.transport.startup_s(batch.path_offsets, batch.path_ports, batch.size_bytes,
+                                             self._delay, self._capacity, self.topology.mtu_bytes)
+        self._flows.startup_s[recs] = startup_s
+        return recs, start_s + startup_s
 
     def _check_batch(self, batch: FlowBatch) -> None:
         """Raise the :meth:`Backend.check_flow` error of the first flow of ``batch`` that has one."""
@@ -228,7 +254,8 @@ class FluidBackend(Backend):
         """Run until no event is left.
 
         ``events`` counts the queue events processed: scheduled callbacks, flows ending
-        their handshake, flow completions and threshold notifications.
+        their handshake (one event per instant), flow completions and threshold
+        notifications.
         """
         wall = time.perf_counter()
         while True:
@@ -237,8 +264,11 @@ class FluidBackend(Backend):
                 self._events += 1
                 fn(*args)
                 continue
+            if self._next_arrival() <= self._now:
+                self._admit()
+                continue
             self._prepare()
-            t = min(self._queue.next_time(), self._next_finish(), self._coflows.next_time())
+            t = min(self._queue.next_time(), self._next_finish(), self._coflows.next_time(), self._next_arrival())
             if t == math.inf:
                 break
             self._advance(t)
@@ -358,8 +388,9 @@ class FluidBackend(Backend):
                                                queue_bytes=self._standing_queue)
                      if self.latency else np.zeros(len(recs)))
             f.finish_s[recs] = t + delay
-            for flow_id, finish_s in zip(f.flow_id[recs].tolist(), f.finish_s[recs].tolist()):
-                self._queue.push(finish_s, self._flow_done, flow_id, finish_s)
+            if self.on_flow_done is not None:  # nobody listens: no event per flow
+                for flow_id, finish_s in zip(f.flow_id[recs].tolist(), f.finish_s[recs].tolist()):
+                    self._queue.push(finish_s, self._flow_done, flow_id, finish_s)
         for coflow_id in crossed:
             self._queue.push(t, self._threshold_crossed, coflow_id)
 
@@ -371,6 +402,17 @@ class FluidBackend(Backend):
             return
         f.tally(self._now, self._coflows.sent)
         self._port_tx += self._port_rate * dt / 8
+
+    def _next_arrival(self) -> float:
+        """When the next flow of :meth:`start_flows_at` sends its first byte (``inf`` if none)."""
+        return float(self._pending_s[self._pending_next]) if self._pending_next < len(self._pending_s) else math.inf
+
+    def _admit(self) -> None:
+        """The flows of :meth:`start_flows_at` arriving by now join the active set at the next allocation."""
+        stop = int(np.searchsorted(self._pending_s, self._now, side="right"))
+        self._arrived.append(self._pending_recs[self._pending_next:stop])
+        self._pending_next = stop
+        self._events += 1
 
     def _arrive(self, recs: np.ndarray) -> None:
         """Flows' handshakes are over: they join the active set at the next allocation."""

@@ -118,14 +118,23 @@ class PacketBackend(Backend):
     def start_flows(self, batch: FlowBatch) -> None:
         """Start the batch's flows now, in one C++ call (checked first, as one would be)."""
         self._check_open()
+        self._start(batch, np.full(len(batch), self.now()))
+
+    def start_flows_at(self, batch: FlowBatch, start_s: np.ndarray) -> None:
+        """Start flow ``i`` of the batch at ``start_s[i]``: one C++ call schedules them all
+        (checked first, as :meth:`start_flows`)."""
+        self._check_open()
+        self._start(batch, self._start_times(batch, start_s))
+
+    def _start(self, batch: FlowBatch, start_s: np.ndarray) -> None:
         n = len(batch)
         if n == 0:
             return
         self._check_batch(batch)
         col = lambda a: np.ascontiguousarray(a, dtype=np.int64)
-        self._start_batch(self._flows, self.now(), n, col(batch.flow_id), col(batch.src), col(batch.dst),
-                                 col(batch.size_bytes), col(batch.priority), col(batch.coflow_id),
-                                 col(batch.sport), col(batch.dport))
+        self._start_batch(self._flows, np.ascontiguousarray(start_s, dtype=np.float64), n, col(batch.flow_id),
+                          col(batch.src), col(batch.dst), col(batch.size_bytes), col(batch.priority),
+                          col(batch.coflow_id), col(batch.sport), col(batch.dport))
 
     def _check_batch(self, batch: FlowBatch) -> None:
         """Raise the :meth:`Backend.check_flow` error of the first bad flow, or for a repeated id."""
@@ -260,7 +269,8 @@ class PacketBackend(Backend):
             return
         try:
             if kind == _FLOW_DONE:
-                self.on_flow_done(ident, time_s)
+                if self.on_flow_done is not None:
+                    self.on_flow_done(ident, time_s)
             elif kind == _THRESHOLD:
                 self.on_threshold(ident)
             else:
@@ -273,7 +283,7 @@ class PacketBackend(Backend):
         """Call each bulk C++ method once with no flows: cppyy compiles a wrapper on a method's
         first call (up to a second), which belongs to building the network, not to the run."""
         none = np.zeros(1, dtype=np.int64)  # an empty array does not convert to a pointer; n = 0
-        self._start_batch(self._flows, 0.0, 0, *([none] * 8))
+        self._start_batch(self._flows, np.zeros(1), 0, *([none] * 8))
         self._session.SetClasses(none, none, 0)
         self._session.FirstKnown(none, 0)
         self._session.BytesSent(none, 0, none)

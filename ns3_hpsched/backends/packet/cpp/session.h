@@ -227,11 +227,11 @@ class Session
     std::unordered_map<int64_t, uint64_t> m_watch;
 };
 
-/// Start ``n`` flows given as columns on a transport's ``StartFlow`` (TcpFlows, RdmaFlows):
-/// one Python call per batch of flows instead of one per flow.
+/// Start ``n`` flows given as columns on a transport's ``StartFlow`` (TcpFlows, RdmaFlows),
+/// flow ``i`` at ``timeS[i]``: one Python call per batch of flows instead of one per flow.
 template <class Flows>
 void StartBatch(Flows& flows,
-                double timeS,
+                const double* timeS,
                 uint64_t n,
                 const int64_t* id,
                 const int64_t* src,
@@ -244,7 +244,7 @@ void StartBatch(Flows& flows,
 {
     for (uint64_t i = 0; i < n; ++i)
     {
-        flows.StartFlow(timeS,
+        flows.StartFlow(timeS[i],
                         id[i],
                         uint32_t(src[i]),
                         uint32_t(dst[i]),
