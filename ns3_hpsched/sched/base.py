@@ -32,6 +32,15 @@ class Policy(ABC):
     def setup(self, workload: Workload) -> None:
         """Learn what the policy needs from the workload before the run (default: nothing)."""
 
+    def one_class(self, workload: Workload) -> bool:
+        """Whether, on ``workload``, every flow is in the top class whatever the view.
+
+        Then no decision can move a flow, and the driver plays a workload of lone coflows
+        open loop (:mod:`ns3_hpsched.driver.openloop`: every flow handed to the backend at
+        once, the policy never asked). Default ``False``; fair says ``True``.
+        """
+        return False
+
     @abstractmethod
     def decide(self, view: View) -> Decision:
         """Return the priority order (and optional watches / rates) for ``view``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..workload.spec import Workload
 from .base import Policy
 from .view import Decision, View
 
@@ -22,6 +23,10 @@ class Fair(Policy):
     def decide(self, view: View) -> Decision:
         """One class holding every active flow."""
         return Decision(order=[view.flow_ids()])
+
+    def one_class(self, workload: Workload) -> bool:
+        """Always: every flow shares class 0."""
+        return True
 
     def describe(self) -> dict:
         """Name and (no) parameters."""

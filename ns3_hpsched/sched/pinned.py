@@ -27,6 +27,10 @@ class Pinned(Policy):
     def setup(self, workload: Workload) -> None:
         self._priority = {c.cojob_id: c.priority for c in workload.cojobs if c.priority is not None}
 
+    def one_class(self, workload: Workload) -> bool:
+        """When every cojob has the same pinned class (or none): then all flows share class 0."""
+        return len({c.priority for c in workload.cojobs}) <= 1
+
     def decide(self, view: View) -> Decision:
         unpinned = max(self._priority.values(), default=0) + 1
         groups: dict[int, list[int]] = defaultdict(list)
