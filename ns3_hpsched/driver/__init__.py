@@ -9,7 +9,9 @@ One module per job (DESIGN.md's vocabulary):
 * :mod:`.flows` -- the columnar flow state, owned once (paths and five-tuples computed
   once per flow, shared with the backend, the view and the flows table);
 * :mod:`.bounds` -- lower bounds of stage times (pure functions of workload and topology);
-* :mod:`.records` -- the result tables.
+* :mod:`.records` -- the result tables;
+* :mod:`.openloop` -- open-loop play: workloads of lone coflows under a one-class policy
+  (fair), every flow handed to the backend before the run.
 
 The driver never imports ns-3: it talks to :class:`~ns3_hpsched.backends.base.Backend` only.
 """
@@ -21,6 +23,7 @@ from ..sched.base import Policy
 from ..workload.spec import Workload
 from .control import Control
 from .flows import FlowTable, LiveView
+from .openloop import lone_coflows, play_open_loop
 from .records import RecordBook, Records
 from .training import ProgressFn, Training
 
@@ -45,14 +48,20 @@ def play(workload: Workload, backend: Backend, policy: Policy, *,
     progress:
         ``None`` or ``progress(now_s, flows_done)``, called after every flow completion
         (the caller throttles; :meth:`Workload.n_flows` gives the total).
+
+    Workloads of lone coflows under a policy that keeps them all in one class (fair;
+    pinned without distinct classes) and no control delay are played open loop
+    (:mod:`.openloop`): the same tables, no decisions.
     """
+    policy.setup(workload)
+    if control_delay_s == 0 and lone_coflows(workload) and policy.one_class(workload):
+        return play_open_loop(workload, backend, progress=progress)
     topology = backend.topology
     flows = FlowTable(topology, backend.bytes_sent)
     view = LiveView(flows, 0.0, topology.port_capacity_bps, backend.n_classes)
     control = Control(backend, policy, view, flows, control_delay_s)
     book = RecordBook()
     training = Training(workload, backend, view, flows, control, book, progress)
-    policy.setup(workload)
     backend.on_flow_done = training.flow_done
     backend.on_threshold = lambda coflow_id: control.trigger()
     training.schedule_arrivals()

@@ -14,7 +14,7 @@ from ..backends.base import Backend, RunStats
 from ..topology.ideal import path_fct_s
 from .flows import FlowTable
 
-__all__ = ["Records", "RecordBook", "COFLOW_COLUMNS", "STAGE_COLUMNS", "JOB_COLUMNS"]
+__all__ = ["Records", "RecordBook", "COFLOW_COLUMNS", "STAGE_COLUMNS", "JOB_COLUMNS", "flows_table", "frame"]
 
 COFLOW_COLUMNS = ["coflow_id", "cojob", "job", "stage", "iteration", "phase", "release_s",
                   "finish_s", "cct_s", "bytes", "width"]
@@ -73,9 +73,9 @@ class RecordBook:
     def records(self, backend: Backend, flows: FlowTable, decisions: int, stats: RunStats) -> Records:
         """The four tables, the decision count and the run statistics."""
         return Records(
-            coflows=_frame(self.coflow_rows, COFLOW_COLUMNS),
-            stages=_frame(self.stage_rows, STAGE_COLUMNS),
-            jobs=_frame(sorted(self.job_rows.values(), key=lambda r: r["job"]), JOB_COLUMNS),
+            coflows=frame(self.coflow_rows, COFLOW_COLUMNS),
+            stages=frame(self.stage_rows, STAGE_COLUMNS),
+            jobs=frame(sorted(self.job_rows.values(), key=lambda r: r["job"]), JOB_COLUMNS),
             flows=flows_table(backend, flows),
             decisions=decisions,
             stats=stats,
@@ -97,6 +97,7 @@ def flows_table(backend: Backend, flows: FlowTable) -> pd.DataFrame:
     return merged.assign(sport=flows.sport[:n], dport=flows.dport[:n], standalone_fct_s=ideal)
 
 
-def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=columns)
-    return frame.sort_values(columns[:2], ignore_index=True) if len(frame) else frame
+def frame(rows: list[dict] | dict[str, np.ndarray], columns: list[str]) -> pd.DataFrame:
+    """A table of ``columns`` from rows or from columns, sorted by its first two columns."""
+    table = pd.DataFrame(rows, columns=columns)
+    return table.sort_values(columns[:2], ignore_index=True) if len(table) else table
