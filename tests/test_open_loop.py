@@ -84,6 +84,27 @@ def test_out_of_order_arrivals_are_released_by_time_then_workload_order():
     assert (runs["open"].flows["start_s"].to_numpy() == [0.0, 1e-4, 1e-4, 2e-4]).all()
 
 
+@pytest.mark.parametrize("widths", [(2, 0, 1, 0), (0, 0)])
+def test_coflows_without_flows_end_at_their_arrival(widths):
+    """A cojob whose one job has no phases (an FB coflow of rack-local pairs) is a coflow of
+    no flows, released and ended at its arrival, between coflows that send (or alone)."""
+    topo = big_switch(4, rate_bps=1e9)
+    cojobs = []
+    for i, width in enumerate(widths):
+        flows = tuple(Flow(k, 3, 40_000 * (i + 1)) for k in range(width))
+        sync = Sync(phases=(flows,) if flows else ())
+        cojobs.append(Cojob(i, 1e-4 * (len(widths) - i), (Job(i, (0, 1, 2, 3), 0.0, sync),), (Stage(1, (i,)),)))
+    workload = Workload(tuple(cojobs), n_hosts=4)
+    runs = {mode: play(workload, FluidBackend(topo), policy)
+            for mode, policy in (("closed", _closed("fair")), ("open", make_policy("fair")))}
+    assert runs["open"].decisions == 0
+    for table in TABLES:
+        assert getattr(runs["open"], table).equals(getattr(runs["closed"], table)), table
+    empty = runs["open"].coflows.set_index("cojob").loc[[i for i, w in enumerate(widths) if w == 0]]
+    assert (empty["width"] == 0).all() and (empty["bytes"] == 0).all() and (empty["cct_s"] == 0).all()
+    assert np.allclose(empty["release_s"], [cojobs[i].arrival_s for i in empty.index])
+
+
 def test_only_lone_coflows_under_one_class_are_played_open_loop():
     """A cojob of two iterations, a cojob with compute, classes that differ: closed loop."""
     flow = Flow(0, 1, 10_000)
