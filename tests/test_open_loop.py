@@ -153,3 +153,27 @@ def test_open_loop_gives_the_closed_loop_tables_on_packet():
     """ns-3 keeps time in nanoseconds: releases are read back on its clock."""
     scenario = load_scenario("websearch-k8", {"workload.n_flows": 60, "transport.kind": "dctcp"})
     _assert_same_tables(_play_both(scenario, "fair"))
+
+
+@pytest.mark.packet
+@pytest.mark.filterwarnings("ignore:transport.pfc_xoff_bytes")  # a 200-port switch's buffer; no incast here
+def test_flows_started_ahead_open_where_a_decision_would_open_them_on_packet():
+    """Flows that start in the nanosecond of another flow's packet event: RDMA queue pairs
+    of one host share its NIC, so which of a queue pair opening and a packet leaving runs
+    first changes who sends next. Started ahead, a flow must open after that instant's
+    earlier-scheduled events, as when a decision starts it then (``Session::ScheduleOpen``;
+    opening it from an event scheduled at the start of the run moves 2 of these flows)."""
+    pairs = 100
+    topo = big_switch(2 * pairs, rate_bps=100e9)
+    flows = [{"src": 2 * k, "dst": 2 * k + 1, "bytes": 200_000} for k in range(pairs)]
+    flows += [{"src": 2 * k, "dst": 2 * k + 1, "bytes": 20_000, "start_s": 5e-6 + k * 1e-9} for k in range(pairs)]
+    workload = flow_list_workload(flows, topo.n_hosts)
+    from ns3_hpsched.backends.packet import PacketBackend
+
+    runs = {}
+    for mode, policy in (("closed", _closed("fair")), ("open", make_policy("fair"))):
+        backend = PacketBackend(topo, transport="rdma")
+        runs[mode] = play(workload, backend, policy)
+        backend.close()
+    for table in TABLES:
+        assert getattr(runs["open"], table).equals(getattr(runs["closed"], table)), table

@@ -118,21 +118,23 @@ class PacketBackend(Backend):
     def start_flows(self, batch: FlowBatch) -> None:
         """Start the batch's flows now, in one C++ call (checked first, as one would be)."""
         self._check_open()
-        self._start(batch, np.full(len(batch), self.now()))
+        self._start(batch, np.full(len(batch), self.now()), ahead=False)
 
     def start_flows_at(self, batch: FlowBatch, start_s: np.ndarray) -> None:
         """Start flow ``i`` of the batch at ``start_s[i]``: one C++ call schedules them all
         (checked first, as :meth:`start_flows`)."""
         self._check_open()
-        self._start(batch, self._start_times(batch, start_s))
+        self._start(batch, self._start_times(batch, start_s), ahead=True)
 
-    def _start(self, batch: FlowBatch, start_s: np.ndarray) -> None:
+    def _start(self, batch: FlowBatch, start_s: np.ndarray, *, ahead: bool) -> None:
+        """Start the batch's flows at ``start_s``: scheduled ahead of time, or now (the
+        two reach the same place among an instant's events: ``Session::ScheduleOpen``)."""
         n = len(batch)
         if n == 0:
             return
         self._check_batch(batch)
         col = lambda a: np.ascontiguousarray(a, dtype=np.int64)
-        self._start_batch(self._flows, np.ascontiguousarray(start_s, dtype=np.float64), n, col(batch.flow_id),
+        self._start_batch(self._flows, np.ascontiguousarray(start_s, dtype=np.float64), ahead, n, col(batch.flow_id),
                           col(batch.src), col(batch.dst), col(batch.size_bytes), col(batch.priority),
                           col(batch.coflow_id), col(batch.sport), col(batch.dport))
 
@@ -283,7 +285,7 @@ class PacketBackend(Backend):
         """Call each bulk C++ method once with no flows: cppyy compiles a wrapper on a method's
         first call (up to a second), which belongs to building the network, not to the run."""
         none = np.zeros(1, dtype=np.int64)  # an empty array does not convert to a pointer; n = 0
-        self._start_batch(self._flows, np.zeros(1), 0, *([none] * 8))
+        self._start_batch(self._flows, np.zeros(1), False, 0, *([none] * 8))
         self._session.SetClasses(none, none, 0)
         self._session.FirstKnown(none, 0)
         self._session.BytesSent(none, 0, none)

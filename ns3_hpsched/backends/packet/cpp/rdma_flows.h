@@ -176,8 +176,10 @@ class RdmaFlows
         }
     }
 
-    /// Register flow ``id`` and start it at absolute time ``timeS`` (or now).
+    /// Register flow ``id`` and start it at absolute time ``timeS`` (or now; ``ahead``:
+    /// see Session::ScheduleOpen).
     void StartFlow(double timeS,
+                   bool ahead,
                    int64_t id,
                    uint32_t src,
                    uint32_t dst,
@@ -193,7 +195,7 @@ class RdmaFlows
         q.idx = idx;
         q.sport = sport;
         q.dport = dport;
-        ns3::Simulator::ScheduleWithContext(src, Session::DelayUntil(timeS), &RdmaFlows::Open, this, idx);
+        Session::ScheduleOpen(timeS, ahead, src, [this, idx] { Open(idx); });
     }
 
     /// Per port: PAUSE frames received and seconds paused (zeros without PFC).

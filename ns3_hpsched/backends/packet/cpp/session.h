@@ -201,6 +201,28 @@ class Session
         return at > now ? at - now : ns3::Time(0);
     }
 
+    /// Schedule ``open`` (a flow's first send) in node ``node``'s context at ``timeS``.
+    ///
+    /// A flow started *ahead* (``Backend.start_flows_at``) is reached the way the driver's
+    /// closed loop reaches a flow it starts then: an arrival event at ``timeS``, scheduled
+    /// now, schedules a decision for the same instant, which schedules the open. Events of
+    /// one nanosecond run in the order they were scheduled, so either way the flow opens at
+    /// the same place among that instant's events (packets, other flows), and a run's
+    /// tables do not depend on which way its flows were started.
+    template <class Open>
+    static void ScheduleOpen(double timeS, bool ahead, uint32_t node, Open open)
+    {
+        if (!ahead)
+        {
+            ns3::Simulator::ScheduleWithContext(node, DelayUntil(timeS), open);
+            return;
+        }
+        ns3::Simulator::Schedule(DelayUntil(timeS), [node, open] {
+            ns3::Simulator::ScheduleNow(
+                [node, open] { ns3::Simulator::ScheduleWithContext(node, ns3::Time(0), open); });
+        });
+    }
+
   private:
     void FireCall(int64_t key)
     {
@@ -228,10 +250,12 @@ class Session
 };
 
 /// Start ``n`` flows given as columns on a transport's ``StartFlow`` (TcpFlows, RdmaFlows),
-/// flow ``i`` at ``timeS[i]``: one Python call per batch of flows instead of one per flow.
+/// flow ``i`` at ``timeS[i]`` (``ahead``: see Session::ScheduleOpen): one Python call per
+/// batch of flows instead of one per flow.
 template <class Flows>
 void StartBatch(Flows& flows,
                 const double* timeS,
+                bool ahead,
                 uint64_t n,
                 const int64_t* id,
                 const int64_t* src,
@@ -245,6 +269,7 @@ void StartBatch(Flows& flows,
     for (uint64_t i = 0; i < n; ++i)
     {
         flows.StartFlow(timeS[i],
+                        ahead,
                         id[i],
                         uint32_t(src[i]),
                         uint32_t(dst[i]),

@@ -84,8 +84,10 @@ class TcpFlows
         }
     }
 
-    /// Register flow ``id`` and start it at absolute time ``timeS`` (or now).
+    /// Register flow ``id`` and start it at absolute time ``timeS`` (or now; ``ahead``:
+    /// see Session::ScheduleOpen).
     void StartFlow(double timeS,
+                   bool ahead,
                    int64_t id,
                    uint32_t src,
                    uint32_t dst,
@@ -100,7 +102,7 @@ class TcpFlows
         m_sockets.resize(idx + 1);
         m_sockets[idx].sport = sport;
         m_sockets[idx].dport = dport;
-        ns3::Simulator::ScheduleWithContext(src, Session::DelayUntil(timeS), &TcpFlows::Open, this, idx);
+        Session::ScheduleOpen(timeS, ahead, src, [this, idx] { Open(idx); });
     }
 
   private:
