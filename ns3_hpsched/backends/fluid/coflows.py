@@ -91,6 +91,8 @@ class CoflowMeter:
 
     def pop_due(self, time_s: float) -> list[int]:
         """Coflow ids whose watch is crossed by ``time_s``, in index order; their watches end."""
+        if not len(self._watched):  # the usual case outside Aalo and FIFO-LM
+            return []
         due = self._cross_at <= time_s
         fired = [self._ids[i] for i in self._watched[due].tolist()]
         self._watched, self._threshold, self._cross_at = (
