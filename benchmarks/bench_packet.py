@@ -11,14 +11,20 @@ Measures, each in a fresh subprocess (ns-3's simulator is a process-wide singlet
 * hadoop: about 8k small flows (sizes drawn from the Facebook Hadoop distribution,
   ``../shared/data/fb_hadoop_cdf.txt``, Poisson arrivals at 50% load) on a k=8 fat-tree of
   100 Gbps links, played by the driver (policy ``fair``) on the packet backend (RDMA) and on
-  the fluid backend: events/s, wall and CPU seconds of each.
+  the fluid backend: events/s, wall and CPU seconds of each. The flows are lone coflows
+  under a one-class policy, so the driver plays them open loop (every flow handed over
+  before the run, no decisions).
+* loops: the same flows played open loop and closed loop (``fair`` made to decide at every
+  release, as before open-loop play existed), on both backends, alternating, with a digest
+  of each run's flows table (open and closed must print the same).
 * build: wall seconds and peak memory to build k = 4, 8, 16 fat-trees (after ns-3 is loaded).
 
-Usage: ``python benchmarks/bench_packet.py [traffic|hadoop|build|all]``.
+Usage: ``python benchmarks/bench_packet.py [traffic|hadoop|loops|build|all]``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import resource
 import subprocess
@@ -105,11 +111,17 @@ def hadoop_workload(topo):
     return flow_list_workload(flows, topo.n_hosts)
 
 
-def hadoop(backend_kind: str) -> dict:
-    """The Hadoop-sized flows played by the driver on one backend."""
+def hadoop(backend_kind: str, closed: bool = False) -> dict:
+    """The Hadoop-sized flows played by the driver on one backend (``closed``: closed loop)."""
     from ns3_hpsched.driver import play
-    from ns3_hpsched.sched import make_policy
+    from ns3_hpsched.sched.fair import Fair
     from ns3_hpsched.topology import fat_tree
+
+    class ClosedLoopFair(Fair):
+        """Fair, deciding as the run goes: the driver cannot play it open loop."""
+
+        def one_class(self, workload) -> bool:
+            return False
 
     topo = fat_tree(8, rate_bps=HADOOP_RATE_BPS)
     workload = hadoop_workload(topo)
@@ -122,11 +134,12 @@ def hadoop(backend_kind: str) -> dict:
 
         backend = FluidBackend(topo)
     cpu, wall = time.process_time(), time.perf_counter()
-    records = play(workload, backend, make_policy("fair"))
+    records = play(workload, backend, ClosedLoopFair() if closed else Fair())
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    digest = hashlib.sha256(records.flows.to_csv(index=False).encode()).hexdigest()[:16]
     return {"flows": len(records.flows), "events": records.stats.events, "end_s": records.stats.end_s,
             "wall_s": wall, "cpu_s": cpu, "decisions": records.decisions,
-            "mean_fct_s": float(records.flows["fct_s"].mean())}
+            "mean_fct_s": float(records.flows["fct_s"].mean()), "digest": digest}
 
 
 def build(k: int) -> dict:
@@ -146,7 +159,8 @@ def build(k: int) -> dict:
 
 
 WORKERS = {"traffic-cpp": traffic_cpp, "traffic-python": traffic_python,
-           "hadoop-packet": lambda: hadoop("packet"), "hadoop-fluid": lambda: hadoop("fluid"),
+           **{f"hadoop-{kind}{suffix}": (lambda kind=kind, closed=bool(suffix): hadoop(kind, closed))
+              for kind in ("packet", "fluid") for suffix in ("", "-closed")},
            **{f"build-{k}": (lambda k=k: build(k)) for k in (4, 8, 16)}}
 
 
@@ -174,6 +188,12 @@ def main(part: str) -> None:
                   f"{r['events']:,} events in {r['wall_s']:.2f} s wall ({r['cpu_s']:.2f} s CPU): "
                   f"{r['events'] / r['wall_s']:,.0f} events/s wall, {r['events'] / r['cpu_s']:,.0f} per CPU s; "
                   f"mean FCT {r['mean_fct_s'] * 1e6:.1f} us", flush=True)
+    if part == "loops":
+        for kind in ("fluid", "packet"):
+            for worker in (f"hadoop-{kind}", f"hadoop-{kind}-closed") * 2:
+                r = in_subprocess(worker)
+                print(f"{worker:21} {r['decisions']:5} decisions, {r['events']:,} events, {r['cpu_s']:.2f} s CPU, "
+                      f"flows table {r['digest']}", flush=True)
     if part in ("build", "all"):
         for k in (4, 8, 16):
             r = in_subprocess(f"build-{k}")
