@@ -91,6 +91,15 @@ class FlowBatch:
                    offsets, ports)
 
 
+def by_time(times_s: np.ndarray) -> list[tuple[float, np.ndarray]]:
+    """``(time, positions)`` for every distinct time of ``times_s``, in time order; the
+    positions of one time in their order in ``times_s``."""
+    times, group = np.unique(times_s, return_inverse=True)
+    order = np.argsort(group.reshape(-1), kind="stable")
+    bounds = np.searchsorted(group.reshape(-1)[order], np.arange(len(times) + 1))
+    return [(time_s, order[bounds[k]:bounds[k + 1]]) for k, time_s in enumerate(times.tolist())]
+
+
 #: The per-flow columns of a :class:`FlowBatch`, in field order.
 _FLOW_COLUMNS = ("flow_id", "src", "dst", "size_bytes", "priority", "coflow_id", "sport", "dport")
 
@@ -147,13 +156,8 @@ class Backend(ABC):
         schedules one :meth:`start_flows` per distinct time; the shipped backends take the
         whole batch in one step, checked before anything is scheduled.
         """
-        start_s = self._start_times(batch, start_s)
-        times = np.unique(start_s)
-        order = np.argsort(start_s, kind="stable")
-        bounds = np.searchsorted(start_s[order], times).tolist() + [len(order)]
-        for k, time_s in enumerate(times.tolist()):
-            sub = batch.take(order[bounds[k]:bounds[k + 1]])
-            self.at(time_s, lambda sub=sub: self.start_flows(sub))
+        for time_s, rows in by_time(self._start_times(batch, start_s)):
+            self.at(time_s, lambda sub=batch.take(rows): self.start_flows(sub))
 
     def _start_times(self, batch: FlowBatch, start_s: np.ndarray) -> np.ndarray:
         """``start_s`` as float64, checked: one finite time per flow of ``batch``, none before now."""

@@ -35,7 +35,7 @@ from ...sched.allocator import GIVEN_RTOL, allocate
 from ...sched.fill import allocate_grouped, gather_hops, lowest_class_on, port_sum
 from ...topology import Topology
 from ...transports import DEFAULT_TRANSPORT, Transport, make_transport
-from ..base import Backend, FlowBatch, FlowStart, RunStats
+from ..base import Backend, FlowBatch, FlowStart, RunStats, by_time
 from .coflows import CoflowMeter
 from .events import EventQueue
 from .flows import ACTIVE, DONE, FlowStore
@@ -150,11 +150,8 @@ class FluidBackend(Backend):
         if (arrive_s == arrive_s[0]).all():  # e.g. one flow, or a big switch: one event
             self._queue.push(float(arrive_s[0]), self._arrive, recs)
             return
-        times, group = np.unique(arrive_s, return_inverse=True)
-        order = np.argsort(group, kind="stable")
-        bounds = np.searchsorted(group[order], np.arange(len(times) + 1))
-        for k, time_s in enumerate(times.tolist()):  # one event per distinct handshake end
-            self._queue.push(time_s, self._arrive, recs[order[bounds[k]:bounds[k + 1]]])
+        for time_s, rows in by_time(arrive_s):  # one event per distinct handshake end
+            self._queue.push(time_s, self._arrive, recs[rows])
 
     def start_flows_at(self, batch: FlowBatch, start_s: np.ndarray) -> None:
         """Start flow ``i`` of the batch at ``start_s[i]``, all recorded now, in one step.
