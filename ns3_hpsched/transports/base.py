@@ -11,11 +11,12 @@ A transport is what moves a flow's bytes, whatever the backend:
   delivered bytes to the ``Session`` (:meth:`~Transport.create_flows`). The hooks receive
   ``ns`` or the compiled ``cpp`` namespace, so importing a transport never loads ns-3;
 * its **fluid model**: the start-up before a new flow's first byte
-  (:meth:`~Transport.startup_s`, for a batch of flows at once), and the delivery delay
-  after its last byte leaves the sender (:meth:`~Transport.delivery_s`): the path's
-  propagation and store-and-forward (:func:`delivery_s`, the same for every transport)
-  plus the wait behind the queue the transport keeps standing at every port of the path
-  that other flows saturate (:meth:`~Transport.standing_queue_bytes`, :func:`queue_wait_s`).
+  (:meth:`~Transport.startup_s`, for a batch of flows at once), and the queue it keeps
+  standing at a busy port (:meth:`~Transport.standing_queue_bytes`). The delivery delay
+  after a flow's last byte leaves its sender is the same rule for every transport
+  (:func:`flow_delivery_s`, compiled, called by the fluid backend's event loop): the path's
+  propagation and store-and-forward (:func:`delivery_s`) plus the wait behind that standing
+  queue at every port of the path that other flows saturate (:func:`queue_wait_s`).
 
 The fluid model still ignores losses and retransmission timeouts, PFC pauses, rate and
 window dynamics past the start-up, and how unequally packet flows share a link.
@@ -32,7 +33,7 @@ import numpy as np
 from ..topology import Topology
 from ..validate import Flag, Number, choice
 
-__all__ = ["Transport", "UINT32_MAX", "SATURATED_RTOL", "delivery_s", "queue_wait_s"]
+__all__ = ["Transport", "UINT32_MAX", "SATURATED_RTOL", "delivery_s", "flow_delivery_s", "queue_wait_s"]
 
 #: Largest value of an ns-3 ``UintegerValue`` attribute of 32 bits (buffers, windows).
 UINT32_MAX = 2**32 - 1
@@ -114,51 +115,6 @@ class Transport(ABC):
         """
         return np.zeros(len(port_capacity_bps))
 
-    def delivery_s(self, paths: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarray,
-                   port_capacity_bps: np.ndarray, mtu_bytes: int, *, port_rate_bps: np.ndarray | None = None,
-                   sending_s: np.ndarray | None = None, queue_bytes: np.ndarray | None = None) -> np.ndarray:
-        """Time from each finishing flow's last byte leaving the sender to its delivery.
-
-        The path's propagation and store-and-forward (:func:`delivery_s`), plus, when the
-        fluid port rates are given, the wait behind this transport's standing queue at
-        every port of the path that other flows saturate (:func:`queue_wait_s`).
-
-        Parameters
-        ----------
-        paths, size_bytes, port_delay_s, port_capacity_bps, mtu_bytes:
-            As :func:`delivery_s`: a padded port matrix (``-1`` after the last hop), one
-            row per finishing flow.
-        port_rate_bps:
-            Total fluid rate on every port in the allocation the flows finished in (their
-            own rates included); ``None``: no queue is charged.
-        sending_s:
-            How long each flow has been sending (since the end of its start-up), for its
-            own average rate; required with ``port_rate_bps``.
-        queue_bytes:
-            The standing queue of every port, :meth:`standing_queue_bytes` of these ports
-            (computed once per run by the caller); required with ``port_rate_bps``.
-
-        Notes
-        -----
-        A flow's own share of a port is its *average* sending rate, its size over its
-        sending time: a lone flow's is exactly the capacity, so it waits for nothing. A
-        flow that shared a port earlier and finishes alone on it is charged the share it
-        did not hold on average; on the flow-size cross-checks this differs from using its
-        last rate by under 0.2 points of median FCT error (docs/flow-crosscheck.md). The
-        fluid backend hands over the rates of the allocation the flows finished in, so a
-        port is busy if it was when their last bytes left.
-        """
-        delay = delivery_s(paths, size_bytes, port_delay_s, port_capacity_bps, mtu_bytes)
-        if port_rate_bps is None:
-            return delay
-        rows = _busy_rows(paths, port_rate_bps, port_capacity_bps, SATURATED_RTOL)
-        if not len(rows):  # no busy port on any path: no queue
-            return delay
-        own_bps = np.asarray(size_bytes, dtype=np.float64)[rows] * 8.0 / np.maximum(
-            np.asarray(sending_s, dtype=np.float64)[rows], 1e-300)
-        delay[rows] += queue_wait_s(paths[rows], own_bps, port_rate_bps, port_capacity_bps, queue_bytes)
-        return delay
-
 
 def delivery_s(paths: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarray,
                port_capacity_bps: np.ndarray, mtu_bytes: int) -> np.ndarray:
@@ -167,8 +123,7 @@ def delivery_s(paths: np.ndarray, size_bytes: np.ndarray, port_delay_s: np.ndarr
     The one-way propagation plus the store-and-forward of the last packet
     (``min(mtu, size)`` bytes) at every hop after the first (the fluid rate already
     accounts for the first). ``paths`` is a padded matrix of ports (one row per flow,
-    ``-1`` after the last hop). Compiled (:func:`_path_delivery`): the fluid backend
-    calls it for every batch of finishing flows, mostly of one flow.
+    ``-1`` after the last hop).
     """
     return _path_delivery(np.asarray(paths, dtype=np.int64), np.asarray(size_bytes, dtype=np.float64),
                           port_delay_s, port_capacity_bps, float(mtu_bytes))
@@ -201,40 +156,74 @@ def queue_wait_s(paths: np.ndarray, own_rate_bps: np.ndarray, port_rate_bps: np.
                        port_rate_bps, port_capacity_bps, queue_bytes, SATURATED_RTOL)
 
 
-# The kernels add a row's terms one by one in hop order. numpy's row sums of a padded port
+# The kernels add a path's terms one by one in hop order. numpy's row sums of a padded port
 # matrix add up to 7 terms in the same order (padding adds 0.0), so for paths of up to 7
-# ports these are the floats of the array version they replace, bit for bit.
+# ports these are the floats of the array version they replaced, bit for bit.
+
+@numba.njit(cache=True)
+def flow_delivery_s(path, size, sending_s, port_delay_s, port_capacity_bps, mtu_bytes, port_rate_bps, queue_bytes):
+    """The fluid model's delivery delay of one flow whose last byte just left its sender.
+
+    Its path's propagation and store-and-forward (:func:`delivery_s`), plus its wait behind
+    the transport's standing queue ``queue_bytes`` at every port of ``path`` (a padded row)
+    that other flows saturate (:func:`queue_wait_s`); its own share of a port is its
+    average rate, ``size`` over ``sending_s`` seconds of sending, so a lone flow waits for
+    nothing. ``port_rate_bps`` are the ports' total fluid rates in the allocation the flow
+    finished in. Called by the fluid backend's event loop for every finishing flow.
+    """
+    delay = _path_delay(path, size, port_delay_s, port_capacity_bps, mtu_bytes)
+    if _is_busy(path, port_rate_bps, port_capacity_bps, SATURATED_RTOL):
+        own_bps = size * 8.0 / max(sending_s, 1e-300)
+        delay += _wait(path, own_bps, port_rate_bps, port_capacity_bps, queue_bytes, SATURATED_RTOL)
+    return delay
+
+
+@numba.njit(cache=True)
+def _path_delay(path, size, port_delay_s, port_capacity_bps, mtu_bytes):
+    """:func:`delivery_s` of one padded path: propagation, then store-and-forward after the first hop."""
+    propagation, forward = 0.0, 0.0
+    packet_bits = min(size, mtu_bytes) * 8.0
+    for j in range(len(path)):
+        p = path[j]
+        if p < 0:
+            continue
+        propagation += port_delay_s[p]
+        if j > 0:
+            forward += packet_bits / port_capacity_bps[p]
+    return propagation + forward
+
+
+@numba.njit(cache=True)
+def _is_busy(path, port_rate_bps, port_capacity_bps, rtol):
+    """Whether the padded ``path`` crosses a port whose rate fills its capacity (within ``rtol``)."""
+    for p in path:
+        if p >= 0 and port_rate_bps[p] >= port_capacity_bps[p] * (1.0 - rtol):
+            return True
+    return False
+
+
+@numba.njit(cache=True)
+def _wait(path, own_rate_bps, port_rate_bps, port_capacity_bps, queue_bytes, rtol):
+    """:func:`queue_wait_s` of one padded path."""
+    wait = 0.0
+    for p in path:
+        if p < 0:
+            continue
+        capacity = port_capacity_bps[p]
+        if port_rate_bps[p] >= capacity * (1.0 - rtol):
+            others = 1.0 - own_rate_bps / capacity
+            if others > rtol:
+                wait += others * queue_bytes[p] * 8.0 / capacity
+    return wait
+
 
 @numba.njit(cache=True)
 def _path_delivery(paths, size, port_delay_s, port_capacity_bps, mtu_bytes):
-    """:func:`delivery_s`, row by row: propagation, then store-and-forward after the first hop."""
+    """:func:`delivery_s`, row by row."""
     out = np.empty(len(paths))
     for i in range(len(paths)):
-        propagation, forward = 0.0, 0.0
-        packet_bits = min(size[i], mtu_bytes) * 8.0
-        for j in range(paths.shape[1]):
-            p = paths[i, j]
-            if p < 0:
-                continue
-            propagation += port_delay_s[p]
-            if j > 0:
-                forward += packet_bits / port_capacity_bps[p]
-        out[i] = propagation + forward
+        out[i] = _path_delay(paths[i], size[i], port_delay_s, port_capacity_bps, mtu_bytes)
     return out
-
-
-@numba.njit(cache=True)
-def _busy_rows(paths, port_rate_bps, port_capacity_bps, rtol):
-    """Rows of ``paths`` crossing at least one port whose rate fills its capacity (within ``rtol``)."""
-    rows = np.empty(len(paths), dtype=np.int64)
-    n = 0
-    for i in range(len(paths)):
-        for p in paths[i]:
-            if p >= 0 and port_rate_bps[p] >= port_capacity_bps[p] * (1.0 - rtol):
-                rows[n] = i
-                n += 1
-                break
-    return rows[:n]
 
 
 @numba.njit(cache=True)
@@ -242,14 +231,5 @@ def _queue_wait(paths, own_rate_bps, port_rate_bps, port_capacity_bps, queue_byt
     """:func:`queue_wait_s`, row by row."""
     out = np.empty(len(paths))
     for i in range(len(paths)):
-        wait = 0.0
-        for p in paths[i]:
-            if p < 0:
-                continue
-            capacity = port_capacity_bps[p]
-            if port_rate_bps[p] >= capacity * (1.0 - rtol):
-                others = 1.0 - own_rate_bps[i] / capacity
-                if others > rtol:
-                    wait += others * queue_bytes[p] * 8.0 / capacity
-        out[i] = wait
+        out[i] = _wait(paths[i], own_rate_bps[i], port_rate_bps, port_capacity_bps, queue_bytes, rtol)
     return out

@@ -7,21 +7,22 @@ inside a class, work conserving, explicit rates first), run compiled
 class filled once, as a weighted group) over the topology's ports and the *same* per-flow
 ECMP paths as the packet backend: the paths the driver computed once and handed over in
 each :class:`FlowBatch`.
-Flows are started, re-classed and integrated as columns (no Python step per flow).
 
-The next event is the earliest of: a scheduled callback, a flow's last byte leaving its
-sender, a watched coflow crossing its threshold -- all computed exactly from the current
-rates. Rates are recomputed lazily: anything that changes them (a flow becoming active
-or finishing, a class change, new explicit rates) marks the allocation dirty, and it is
-recomputed once before time next advances, so a burst of changes at one instant costs one
-allocation. Everything is deterministic: no randomness, no hash-order iteration.
+The next event is the earliest of: a scheduled callback, a flow's first byte leaving its
+sender (after its transport's start-up), its last byte leaving, a watched coflow
+crossing its threshold -- all computed exactly from the current rates. Rates are
+recomputed lazily: anything that changes them (a flow becoming active or finishing, a
+class change, new explicit rates) marks the allocation dirty, and it is recomputed once
+before time next advances, so a burst of changes at one instant costs one allocation.
+The fluid model's own events run in compiled code (:mod:`.core`); Python runs only the
+callbacks and the notifications someone listens to. Everything is deterministic: no
+randomness, no hash-order iteration.
 
 Sizes are bytes, capacities and rates bits per second, times seconds.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,20 +32,16 @@ import numpy as np
 import pandas as pd
 
 from ...errors import ConfigError
-from ...sched.allocator import GIVEN_RTOL, allocate
-from ...sched.fill import allocate_grouped, gather_hops, lowest_class_on, port_sum
+from ...sched.allocator import allocate
 from ...topology import Topology
 from ...transports import DEFAULT_TRANSPORT, Transport, make_transport
-from ..base import Backend, FlowBatch, FlowStart, RunStats, by_time
+from ..base import Backend, FlowBatch, FlowStart, RunStats
+from . import core
 from .coflows import CoflowMeter
 from .events import EventQueue
 from .flows import ACTIVE, DONE, FlowStore
 
 __all__ = ["FluidBackend", "Allocation"]
-
-#: A port whose kept higher-class load leaves less than this fraction of its capacity is
-#: saturated (float round-off would otherwise leave crumbs of rate to lower classes).
-RESIDUAL_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -75,7 +72,7 @@ class FluidBackend(Backend):
     latency:
         Add the per-flow latency term of the transport's fluid model
         (:meth:`~ns3_hpsched.transports.base.Transport.startup_s` before sending; after
-        it, :meth:`~ns3_hpsched.transports.base.Transport.delivery_s`: path propagation,
+        it, :func:`~ns3_hpsched.transports.base.flow_delivery_s`: path propagation,
         store-and-forward of the last packet, and its wait behind the transport's standing
         queue at every port other flows saturate). Default on, so small transfers are not
         free; turn it off to compare with a pure bandwidth model (e.g. the worked oracle of
@@ -83,7 +80,8 @@ class FluidBackend(Backend):
     transport:
         The scenario's transport (a :class:`~ns3_hpsched.transports.Transport`, or its
         kind): its fluid model sets the start-up before the first byte (one base RTT and
-        slow start from its initial window for TCP kinds, none for ``rdma``).
+        slow start from its initial window for TCP kinds, none for ``rdma``) and the
+        standing queue at busy ports.
 
     Attributes
     ----------
@@ -105,34 +103,30 @@ class FluidBackend(Backend):
         self.on_allocate: Callable[[Allocation], None] | None = None
         self._capacity = topology.port_capacity_bps
         self._delay = topology.port_delay_s
+        self._standing_queue = self.transport.standing_queue_bytes(self._capacity, topology.mtu_bytes)
         self._queue = EventQueue()
         self._flows = FlowStore()
         self._coflows = CoflowMeter()
-        self._now = 0.0
-        self._events = 0
-        self._arrived: list[np.ndarray] = []    # records past their handshake, not yet active
-        self._pending_s = np.empty(0)           # start_flows_at: arrival times, sorted ...
-        self._pending_recs = np.empty(0, dtype=np.int64)  # ... of these records
-        self._pending_next = 0                  # ... the first not yet admitted
+        self._events = 0                        # Python callbacks run (the core counts its own)
         self._given = np.empty(0, dtype=np.int64)  # records holding an explicit rate
-        self._dirty = False                     # rates must be recomputed
-        self._changed_class = n_classes         # ... from this class down
-        self._given_ports = np.zeros(topology.n_ports, dtype=bool)  # ports where explicit rates changed
-        self._watch_dirty = False               # crossing times must be recomputed
         self._port_rate = np.zeros(topology.n_ports)
         self._port_tx = np.zeros(topology.n_ports)
-        self._standing_queue = self.transport.standing_queue_bytes(self._capacity, topology.mtu_bytes)
+        self._given_ports = np.zeros(topology.n_ports, dtype=bool)
+        self._clock = np.zeros(2)               # core.NOW, core.TALLIED
+        self._loop = np.zeros(10, dtype=np.int64)
+        self._loop[[core.CHANGED_CLASS, core.N_CLASSES, core.MTU]] = n_classes, n_classes, topology.mtu_bytes
+        self._loop[[core.OVER, core.LATENCY]] = -1, latency
 
     # -- the Backend interface ----------------------------------------------------------
 
     def now(self) -> float:
         """Current simulated time in seconds."""
-        return self._now
+        return float(self._clock[core.NOW])
 
     def at(self, time_s: float, fn: Callable[[], None]) -> None:
         """Call ``fn()`` at ``time_s`` (>= now), after the events already scheduled then."""
-        if not time_s >= self._now:
-            raise ValueError(f"cannot schedule at {time_s!r} s: the clock is at {self._now} s")
+        if not time_s >= self.now():
+            raise ValueError(f"cannot schedule at {time_s!r} s: the clock is at {self.now()} s")
         self._queue.push(float(time_s), fn)
 
     def start_flows(self, batch: FlowBatch) -> None:
@@ -141,33 +135,21 @@ class FluidBackend(Backend):
         Raises :class:`ConfigError` naming ``flow N.<field>`` (as :meth:`Backend.check_flow`)
         for the first bad flow, before any flow of the batch is started.
         """
-        if not len(batch):
-            return
-        recs, arrive_s = self._record(batch, self._now)
-        if not self.latency:
-            self._arrived.append(recs)
-            return
-        if (arrive_s == arrive_s[0]).all():  # e.g. one flow, or a big switch: one event
-            self._queue.push(float(arrive_s[0]), self._arrive, recs)
-            return
-        for time_s, rows in by_time(arrive_s):  # one event per distinct handshake end
-            self._queue.push(time_s, self._arrive, recs[rows])
+        if len(batch):
+            recs, send_s = self._record(batch, self.now())
+            self._flows.schedule(recs, send_s, counted=self.latency)
 
     def start_flows_at(self, batch: FlowBatch, start_s: np.ndarray) -> None:
         """Start flow ``i`` of the batch at ``start_s[i]``, all recorded now, in one step.
 
-        The flows wait in a sorted array of arrival times (start plus start-up), which the
-        event loop admits from as the clock passes them: no Python event per flow. Checked
-        as :meth:`start_flows`, before any flow is recorded.
+        The flows wait in the sorted queue of pending arrivals (start plus start-up), which
+        the event loop admits from as the clock passes them: no Python event per flow.
+        Checked as :meth:`start_flows`, before any flow is recorded.
         """
         start_s = self._start_times(batch, start_s)
-        if not len(batch):
-            return
-        recs, arrive_s = self._record(batch, start_s)
-        times = np.concatenate([self._pending_s[self._pending_next:], arrive_s])
-        recs = np.concatenate([self._pending_recs[self._pending_next:], recs])
-        order = np.argsort(times, kind="stable")  # ties in record order, as events pushed in start order
-        self._pending_s, self._pending_recs, self._pending_next = times[order], recs[order], 0
+        if len(batch):
+            recs, send_s = self._record(batch, start_s)
+            self._flows.schedule(recs, send_s, counted=True)
 
     def _record(self, batch: FlowBatch, start_s: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Check and record the batch's flows as starting at ``start_s``; return their
@@ -175,7 +157,7 @@ class FluidBackend(Backend):
         self._check_batch(batch)
         coflow = self._coflows.indices(batch.coflow_id)
         recs = self._flows.add_batch(batch.flow_id, batch.src, batch.dst, batch.size_bytes, batch.priority,
-                                     coflow, batch.path_offsets, batch.path_ports, start_s)
+                                     coflow, batch.path_offsets, batch.path_ports, start_s, self.n_classes)
         if not self.latency:
             return recs, start_s + np.zeros(len(recs))
         startup_s = self.transport.startup_s(batch.path_offsets, batch.path_ports, batch.size_bytes,
@@ -199,8 +181,7 @@ class FluidBackend(Backend):
         bad, top = _reclass(recs, priorities, f.state, f.klass, self.n_classes)
         if bad >= 0:
             raise ValueError(f"priority class must be in 0..{self.n_classes - 1}, got {priorities[bad]}")
-        if top < self.n_classes:
-            self._changed(top)
+        core.refill_from(self._core(), top)
 
     def set_rates(self, rates_bps: dict[int, float]) -> None:
         """Replace the explicit rates: the flows named get theirs first, all others none.
@@ -222,9 +203,11 @@ class FluidBackend(Backend):
         f.given_bps[self._given] = 0.0
         f.given_bps[recs] = rates
         self._given = recs
-        changed = (f.given_bps[touched] != before) & (f.state[touched] == ACTIVE)
-        if changed.any():
-            self._given_changed(touched[changed])
+        changed = touched[(f.given_bps[touched] != before) & (f.state[touched] == ACTIVE)]
+        if len(changed):
+            ports = f.paths(changed)
+            self._given_ports[ports[ports >= 0]] = True
+            self._loop[core.DIRTY] = 1
 
     def bytes_sent(self, flow_ids: Sequence[int]) -> np.ndarray:
         """Bytes of each flow sent so far (fluid: sent = delivered), rounded up to int64.
@@ -234,7 +217,8 @@ class FluidBackend(Backend):
         to nearest could show a byte short, and a policy would re-arm the same watch forever.
         """
         recs = self._flows.records(flow_ids)
-        return np.ceil(self._flows.sent_at(recs, self._now)).astype(np.int64)
+        sent = self._flows.sent_at(recs, self._clock[core.NOW] - self._clock[core.TALLIED])
+        return np.ceil(sent).astype(np.int64)
 
     def watch_coflow(self, coflow_id: int, threshold_bytes: int) -> None:
         """Call ``on_threshold(coflow_id)`` when its sent bytes reach ``threshold_bytes``."""
@@ -242,35 +226,41 @@ class FluidBackend(Backend):
         self._tally()
         if self._coflows.sent[idx] >= threshold_bytes:
             self._coflows.unwatch(idx)
-            self._queue.push(self._now, self._threshold_crossed, coflow_id)
+            self._queue.push(self.now(), self._threshold_crossed, coflow_id)
         else:
             self._coflows.watch(idx, float(threshold_bytes))
-            self._watch_dirty = True
+            self._loop[core.WATCH_DIRTY] = 1
 
     def run(self) -> RunStats:
         """Run until no event is left.
 
-        ``events`` counts the queue events processed: scheduled callbacks, flows ending
-        their handshake (one event per instant), flow completions and threshold
+        ``events`` counts the events processed: scheduled callbacks, flows starting to
+        send (one per started batch and instant), flow completions and threshold
         notifications.
         """
         wall = time.perf_counter()
         while True:
-            if self._queue.next_time() <= self._now:
+            if self._queue.next_time() <= self.now():
                 fn, args = self._queue.pop()
                 self._events += 1
                 fn(*args)
                 continue
-            if self._next_arrival() <= self._now:
-                self._admit()
-                continue
-            self._prepare()
-            t = min(self._queue.next_time(), self._next_finish(), self._coflows.next_time(), self._next_arrival())
-            if t == math.inf:
+            why = core.run_until(self._core(), self._queue.next_time(), self.on_flow_done is not None,
+                                 self.on_allocate is not None)
+            if why == core.IDLE:
                 break
-            self._advance(t)
+            if why == core.STEPPED:
+                self._notify()
+            elif why == core.ALLOCATED:
+                self.on_allocate(self._allocation())
+            elif why == core.OVERLOADED:
+                f = self._flows
+                given = f.given_bps[f.active_recs()]
+                allocate(f.incidence(), f.klass[f.active_recs()], self._capacity, given_rate=given)  # raises
+                raise RuntimeError("the compiled allocator found an overload the numpy one does not")
         self._tally()
-        return RunStats(end_s=self._now, wall_s=time.perf_counter() - wall, events=self._events)
+        events = self._events + int(self._loop[core.EVENTS])
+        return RunStats(end_s=self.now(), wall_s=time.perf_counter() - wall, events=events)
 
     def flows_table(self) -> pd.DataFrame:
         """One row per finished flow: ``flow_id, src, dst, bytes, start_s, finish_s, fct_s``."""
@@ -299,124 +289,55 @@ class FluidBackend(Backend):
 
     # -- the event loop -----------------------------------------------------------------
 
-    def _prepare(self) -> None:
-        """Before time advances: admit arrived flows, reallocate if dirty, update crossings."""
-        if self._arrived or self._dirty:
-            self._tally()
-            if self._arrived:
-                recs = np.concatenate(self._arrived)
-                self._arrived = []
-                self._changed(self._flows.klass[recs].min())
-                self._given_changed(recs[self._flows.given_bps[recs] > 0])
-                self._flows.activate(recs)
-            self._allocate()
-            self._dirty = False
-            self._watch_dirty = True
-        if self._watch_dirty and self._coflows.watching:
-            self._tally()
-            f = self._flows
-            self._coflows.update_crossings(self._now, f.coflow[f.active], f.rate_bps)
-        self._watch_dirty = False
+    def _core(self) -> core.Core:
+        """The state the compiled loop works on (the current arrays; they grow in Python)."""
+        f, m = self._flows, self._coflows
+        return core.Core(
+            f.size, f.klass, f.coflow, f.given_bps, f.sent, f.start_s, f.finish_s, f.startup_s, f.state, f.route,
+            f.pos, f.route_path, f.active, f.rate_bps, f.finish_at, f.group_slot, f.pending_s, f.pending_recs,
+            f.pending_tag, f.counts, m.sent, m.watched, m.threshold, m.cross_at, m.count, m.crossed,
+            self._capacity, self._delay, self._standing_queue, self._port_rate, self._port_tx, self._given_ports,
+            self._clock, self._loop, f.done)
 
-    def _allocate(self) -> None:
-        """New rates for the active flows, and their finish times.
-
-        Strict priority means a class's rates depend only on the flows of its own and higher
-        classes: flows above the highest class that changed keep their rates, and only the
-        classes from there down are refilled, in what the kept flows and every flow's
-        explicit rate leave. Explicit rates are granted across all classes first, so when
-        one of them changes (set, cleared, or its flow arriving or finishing) every class
-        is refilled.
-        """
+    def _notify(self) -> None:
+        """Schedule what the last step of the loop calls for: flow completions (one event per
+        distinct finish time, its flows in order), then crossed watches (at once)."""
         f = self._flows
-        flow_group, group_route, group_class = f.groups(self.n_classes)
-        hop_group, hop_port = gather_hops(f.route_path, group_route)
-        given = f.given_bps[f.active]
-        top = lowest_class_on(hop_group, hop_port, group_class, self._given_ports, self._changed_class)
-        rate, over = allocate_grouped(hop_group, hop_port, flow_group, group_class, given, self._capacity,
-                                      f.rate_bps, top, self.n_classes, GIVEN_RTOL, RESIDUAL_RTOL)
-        if over >= 0:
-            allocate(f.incidence(), f.klass[f.active], self._capacity, given_rate=given)  # raises, naming the port
-        self._changed_class = self.n_classes
-        self._given_ports[:] = False
-        f.set_rates(rate, self._now)
-        group_rate = np.bincount(flow_group, weights=rate, minlength=len(group_class))
-        self._port_rate = port_sum(hop_group, hop_port, group_rate, self.topology.n_ports)
-        if self.on_allocate is not None:
-            self.on_allocate(Allocation(self._now, f.flow_id[f.active], f.klass[f.active], rate.copy(),
-                                        self._port_rate.copy()))
+        recs = f.done[:self._loop[core.N_DONE]]
+        if self.on_flow_done is not None and len(recs):
+            ids, finish_s = f.flow_id[recs], f.finish_s[recs]
+            if (finish_s == finish_s[0]).all():  # e.g. one flow, or no latency term
+                self._queue.push(float(finish_s[0]), self._flows_done, ids.tolist(), float(finish_s[0]))
+            else:
+                times, first = np.unique(finish_s, return_index=True)
+                for k in np.argsort(first, kind="stable").tolist():
+                    mine = finish_s == times[k]
+                    self._queue.push(float(times[k]), self._flows_done, ids[mine].tolist(), float(times[k]))
+        crossed = self._coflows.crossed[:self._loop[core.N_CROSSED]]
+        for coflow_id in self._coflows.ids(crossed):
+            self._queue.push(self.now(), self._threshold_crossed, coflow_id)
+        self._loop[[core.N_DONE, core.N_CROSSED]] = 0
 
-    def _changed(self, klass: int) -> None:
-        """Rates of class ``klass`` and below must be recomputed."""
-        self._changed_class = min(self._changed_class, int(klass))
-        self._dirty = True
-
-    def _given_changed(self, recs: np.ndarray) -> None:
-        """Records ``recs`` gained, lost or changed an explicit rate while sending.
-
-        Explicit rates come out of every class's share of their ports, so every class with
-        a flow on one of those ports must be refilled (:func:`lowest_class_on` finds the
-        highest such class at the next allocation); classes on other ports keep their rates.
-        """
-        if len(recs):
-            ports = self._flows.paths(recs)
-            self._given_ports[ports[ports >= 0]] = True
-            self._dirty = True
-
-    def _next_finish(self) -> float:
-        """When the next active flow sends its last byte (``inf`` if none)."""
-        return float(self._flows.finish_at.min()) if len(self._flows.active) else math.inf
-
-    def _advance(self, t: float) -> None:
-        """Move the clock to ``t``; finish the flows and fire the watches due by then."""
+    def _allocation(self) -> Allocation:
+        """The allocation just made, for the ``on_allocate`` hook."""
         f = self._flows
-        due = f.finish_at <= t
-        crossed = self._coflows.pop_due(t)
-        self._now = t
-        if due.any():
-            self._tally()
-            recs, crumbs = f.finish(due)
-            self._changed(f.klass[recs].min())
-            self._given_changed(recs[f.given_bps[recs] > 0])
-            self._coflows.add(f.coflow[recs], crumbs)
-            delay = (self.transport.delivery_s(f.paths(recs), f.size[recs], self._delay, self._capacity,
-                                               self.topology.mtu_bytes, port_rate_bps=self._port_rate,
-                                               sending_s=(t - f.start_s[recs]) - f.startup_s[recs],
-                                               queue_bytes=self._standing_queue)
-                     if self.latency else np.zeros(len(recs)))
-            f.finish_s[recs] = t + delay
-            if self.on_flow_done is not None:  # nobody listens: no event per flow
-                for flow_id, finish_s in zip(f.flow_id[recs].tolist(), f.finish_s[recs].tolist()):
-                    self._queue.push(finish_s, self._flow_done, flow_id, finish_s)
-        for coflow_id in crossed:
-            self._queue.push(t, self._threshold_crossed, coflow_id)
+        recs = f.active_recs()
+        return Allocation(self.now(), f.flow_id[recs], f.klass[recs], f.rate_bps[:len(recs)].copy(),
+                          self._port_rate.copy())
 
     def _tally(self) -> None:
         """Bring flows', coflows' and ports' byte counts up to the current time."""
-        f = self._flows
-        dt = self._now - f.tallied_s
-        if dt == 0:
-            return
-        f.tally(self._now, self._coflows.sent)
-        self._port_tx += self._port_rate * dt / 8
+        core.tally(self._core())
 
-    def _next_arrival(self) -> float:
-        """When the next flow of :meth:`start_flows_at` sends its first byte (``inf`` if none)."""
-        return float(self._pending_s[self._pending_next]) if self._pending_next < len(self._pending_s) else math.inf
+    def _flows_done(self, flow_ids: list[int], finish_s: float) -> None:
+        """Flows delivered their last bytes at ``finish_s``: ``on_flow_done`` for each, in order.
 
-    def _admit(self) -> None:
-        """The flows of :meth:`start_flows_at` arriving by now join the active set at the next allocation."""
-        stop = int(np.searchsorted(self._pending_s, self._now, side="right"))
-        self._arrived.append(self._pending_recs[self._pending_next:stop])
-        self._pending_next = stop
-        self._events += 1
-
-    def _arrive(self, recs: np.ndarray) -> None:
-        """Flows' handshakes are over: they join the active set at the next allocation."""
-        self._arrived.append(recs)
-
-    def _flow_done(self, flow_id: int, finish_s: float) -> None:
-        self.on_flow_done(flow_id, finish_s)
+        One event stands for one completion per flow (as if each had its own event, in
+        the order they were scheduled: nothing else was scheduled between them).
+        """
+        self._events += len(flow_ids) - 1
+        for flow_id in flow_ids:
+            self.on_flow_done(flow_id, finish_s)
 
     def _threshold_crossed(self, coflow_id: int) -> None:
         self.on_threshold(coflow_id)

@@ -1,11 +1,15 @@
 """The fluid backend's coflow meter: bytes sent per coflow and the watched thresholds.
 
 Between allocations a coflow's sent bytes grow linearly (the sum of its active flows'
-rates), so the time a watch is crossed is computed exactly rather than polled.
+rates), so the time a watch is crossed is computed exactly rather than polled. The
+watches are arrays the compiled event loop (:mod:`.core`) reads and updates: coflow
+indices ``watched[:n]`` in increasing order, with their thresholds and crossing times
+(``n`` is ``count[0]``).
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 __all__ = ["CoflowMeter"]
@@ -23,9 +27,11 @@ class CoflowMeter:
         self._index: dict[int, int] = {}
         self._ids: list[int] = []
         self.sent = np.zeros(64)
-        self._watched = np.empty(0, dtype=np.int64)  # coflow indices, sorted
-        self._threshold = np.empty(0)
-        self._cross_at = np.empty(0)
+        self.watched = np.empty(16, dtype=np.int64)
+        self.threshold = np.empty(16)
+        self.cross_at = np.empty(16)
+        self.count = np.zeros(1, dtype=np.int64)
+        self.crossed = np.empty(16, dtype=np.int64)  # the event loop's output: indices crossed at a step
 
     def index(self, coflow_id: int) -> int:
         """Dense index of ``coflow_id`` (new coflows get the next one); -1 stays -1."""
@@ -49,52 +55,80 @@ class CoflowMeter:
             idx[k] = self.index(int(ids[k]))
         return idx[inverse.reshape(-1)]
 
-    def add(self, coflow_idx: np.ndarray, sent_bytes: np.ndarray) -> None:
-        """Add bytes sent by flows of coflows ``coflow_idx`` (entries -1 are ignored)."""
-        mine = coflow_idx >= 0
-        np.add.at(self.sent, coflow_idx[mine], sent_bytes[mine])
+    def ids(self, indices: np.ndarray) -> list[int]:
+        """Coflow ids of dense indices."""
+        return [self._ids[i] for i in indices.tolist()]
 
     def watch(self, idx: int, threshold_bytes: float) -> None:
         """Watch coflow ``idx`` for ``threshold_bytes`` (replacing any earlier watch on it)."""
         self.unwatch(idx)
-        k = int(np.searchsorted(self._watched, idx))
-        self._watched = np.insert(self._watched, k, idx)
-        self._threshold = np.insert(self._threshold, k, threshold_bytes)
-        self._cross_at = np.insert(self._cross_at, k, np.inf)
+        n = int(self.count[0])
+        if n == len(self.watched):
+            grow = lambda a: np.concatenate([a, np.empty_like(a)])
+            self.watched, self.threshold, self.cross_at, self.crossed = map(
+                grow, (self.watched, self.threshold, self.cross_at, self.crossed))
+        k = int(np.searchsorted(self.watched[:n], idx))
+        for array, value in ((self.watched, idx), (self.threshold, threshold_bytes), (self.cross_at, np.inf)):
+            array[k + 1:n + 1] = array[k:n].copy()
+            array[k] = value
+        self.count[0] = n + 1
 
     def unwatch(self, idx: int) -> None:
         """Forget the watch on coflow ``idx``, if any."""
-        keep = self._watched != idx
-        self._watched, self._threshold, self._cross_at = (
-            self._watched[keep], self._threshold[keep], self._cross_at[keep])
+        n = int(self.count[0])
+        k = int(np.searchsorted(self.watched[:n], idx))
+        if k < n and self.watched[k] == idx:
+            for array in (self.watched, self.threshold, self.cross_at):
+                array[k:n - 1] = array[k + 1:n].copy()
+            self.count[0] = n - 1
 
     @property
     def watching(self) -> bool:
-        """Whether any coflow is watched (else there are no crossings to update)."""
-        return bool(len(self._watched))
+        """Whether any coflow is watched."""
+        return bool(self.count[0])
 
-    def update_crossings(self, now: float, flow_coflow: np.ndarray, rate_bps: np.ndarray) -> None:
-        """Exact crossing times of the watches, given the active flows' coflows and rates.
 
-        Call right after a tally at ``now`` (so :attr:`sent` is current), when :attr:`watching`.
-        """
-        k = np.minimum(np.searchsorted(self._watched, flow_coflow), len(self._watched) - 1)
-        hit = self._watched[k] == flow_coflow
-        coflow_rate = np.bincount(k[hit], weights=rate_bps[hit], minlength=len(self._watched))
-        remaining = self._threshold - self.sent[self._watched]
-        with np.errstate(divide="ignore", invalid="ignore"):  # the where() picks finite values
-            self._cross_at = np.where(remaining <= 0, now, now + remaining * 8 / coflow_rate)
+# -- kernels of the event loop (:mod:`.core`) ---------------------------------------------
 
-    def next_time(self) -> float:
-        """Earliest crossing time of a watch (``inf`` if none will cross at current rates)."""
-        return float(self._cross_at.min()) if len(self._cross_at) else np.inf
+@numba.njit(cache=True, error_model="numpy")
+def _update_crossings(now, active, n_active, coflow, rate_bps, sent, watched, threshold, cross_at, count):
+    """Exact crossing times of the watches, given the active flows' coflows and rates.
 
-    def pop_due(self, time_s: float) -> list[int]:
-        """Coflow ids whose watch is crossed by ``time_s``, in index order; their watches end."""
-        if not len(self._watched):  # the usual case outside Aalo and FIFO-LM
-            return []
-        due = self._cross_at <= time_s
-        fired = [self._ids[i] for i in self._watched[due].tolist()]
-        self._watched, self._threshold, self._cross_at = (
-            self._watched[~due], self._threshold[~due], self._cross_at[~due])
-        return fired
+    Call right after a tally at ``now`` (so ``sent`` is current). A coflow's rate is the
+    sum of its active flows' rates, added in activation order.
+    """
+    n = count[0]
+    coflow_rate = np.zeros(n)
+    for i in range(n_active):
+        c = coflow[active[i]]
+        k = np.searchsorted(watched[:n], c)
+        if k < n and watched[k] == c:
+            coflow_rate[k] += rate_bps[i]
+    for k in range(n):
+        remaining = threshold[k] - sent[watched[k]]
+        cross_at[k] = now if remaining <= 0 else now + remaining * 8 / coflow_rate[k]
+
+
+@numba.njit(cache=True)
+def _next_crossing(cross_at, count):
+    """Earliest crossing time of a watch (``inf`` if none will cross at current rates)."""
+    t = np.inf
+    for k in range(count[0]):
+        t = min(t, cross_at[k])
+    return t
+
+
+@numba.njit(cache=True)
+def _pop_crossed(t, watched, threshold, cross_at, count, crossed):
+    """Move the watches crossed by ``t`` to ``crossed`` (in index order; their watches end);
+    return how many."""
+    n, k, m = count[0], 0, 0
+    for i in range(n):
+        if cross_at[i] <= t:
+            crossed[m] = watched[i]
+            m += 1
+        else:
+            watched[k], threshold[k], cross_at[k] = watched[i], threshold[i], cross_at[i]
+            k += 1
+    count[0] = k
+    return m

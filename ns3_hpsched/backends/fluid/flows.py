@@ -1,15 +1,20 @@
-"""The fluid backend's flow store: every flow ever started, and the active ones as arrays.
+"""The fluid backend's flow store: every flow ever started, the active ones, those about to start.
 
-Flows are *records* numbered in start order (a record never moves). The *active* flows
-(past their handshake, not yet finished) are a dense array of record numbers with their
-rates, so the work per event is a handful of array operations and compiled loops over the
-active flows. A batch of flows is recorded in one step.
+Flows are *records* numbered in start order (a record never moves). Three sets of records
+matter to the event loop (:mod:`.core`), each held as arrays so that it runs compiled:
+
+* **pending**: started, not sending yet (in their transport's start-up, or started ahead
+  by :meth:`~ns3_hpsched.backends.base.Backend.start_flows_at`): record numbers sorted by
+  the time they send their first byte, ties in the order they were started;
+* **active**: sending. A dense prefix ``active[:n_active]`` of record numbers in
+  activation order, with their rates and the times they will send their last byte
+  (arrays of the records' capacity, so activating never reallocates);
+* **done**: finished, their finish times written.
 
 Paths are stored once per distinct path, a *route* (a row of a padded port matrix); a
 record names its route. The allocator fills *groups*, the active flows of one route and
-one class (:meth:`FlowStore.groups`): max-min gives them one fill, so filling costs the
-number of distinct (route, class) pairs, not of flows (on a big switch, at most
-hosts squared, however many flows are active).
+one class (:func:`_groups`): max-min gives them one fill, so filling costs the number of
+distinct (route, class) pairs, not of flows.
 
 Bytes are brought up to date lazily (*tallied*): between two tallies every active flow sends at its
 constant rate, so its sent bytes at any time are ``sent + rate * (t - tallied_s) / 8``.
@@ -25,10 +30,14 @@ import numpy as np
 from ...sched.allocator import Incidence
 from ...sched.fill import gather_hops
 
-__all__ = ["FlowStore", "WAITING", "ACTIVE", "DONE"]
+__all__ = ["FlowStore", "WAITING", "ACTIVE", "DONE", "N_ACTIVE", "NEXT", "N_PENDING", "FINISH_RTOL"]
 
-#: Record states: started but in its handshake, sending, finished.
+#: Record states: started but not sending yet, sending, finished.
 WAITING, ACTIVE, DONE = 0, 1, 2
+
+#: Entries of :attr:`FlowStore.counts`: the number of active flows; the first pending entry
+#: not admitted yet, and the number of pending entries (``pending_*[NEXT:N_PENDING]`` wait).
+N_ACTIVE, NEXT, N_PENDING = 0, 1, 2
 
 #: Per-record columns: dtype and the value of a row not yet written.
 _COLUMNS = {
@@ -42,6 +51,9 @@ _COLUMNS = {
     "state": (np.int8, WAITING),
     "route": (np.int64, -1),                   # row of the route matrix: the record's path
     "pos": (np.int64, -1),                     # position in the active set, -1 if not active
+    # the active set, by position (not by record): aligned with `active`
+    "active": (np.int64, -1), "rate_bps": (np.float64, 0.0), "finish_at": (np.float64, np.inf),
+    "done": (np.int64, -1),                    # the event loop's output: records finished at a step
 }
 
 #: A flow whose remaining bytes are within this fraction of its size is done
@@ -50,7 +62,7 @@ FINISH_RTOL = 1e-9
 
 
 class FlowStore:
-    """Records of all flows and the active set (see the module docstring)."""
+    """Records of all flows, the active set and the pending arrivals (see the module docstring)."""
 
     def __init__(self, capacity: int = 1024, width: int = 6) -> None:
         self.n = 0
@@ -58,19 +70,19 @@ class FlowStore:
             setattr(self, name, np.full(capacity, fill, dtype=dtype))
         self.route_path = np.full((capacity, width), -1, dtype=np.int64)
         self._route_of: dict[tuple[int, ...], int] = {}
-        self._group_slot = np.empty(0, dtype=np.int64)  # scratch of groups(), all -1, grown there
+        self.group_slot = np.full(1, -1, dtype=np.int64)  # scratch of _groups, all -1 between calls
         self._index: dict[int, int] = {}
-        # the active set, aligned arrays
-        self.active = np.empty(0, dtype=np.int64)
-        self.rate_bps = np.empty(0)
-        self.finish_at = np.empty(0)
-        self.tallied_s = 0.0
+        self.counts = np.zeros(3, dtype=np.int64)
+        self.pending_s = np.empty(0)
+        self.pending_recs = np.empty(0, dtype=np.int64)
+        self.pending_tag = np.empty(0, dtype=np.int64)
+        self._batches = 0
 
     # -- records ------------------------------------------------------------------------
 
     def add_batch(self, flow_id: np.ndarray, src: np.ndarray, dst: np.ndarray, size: np.ndarray,
                   klass: np.ndarray, coflow: np.ndarray, path_offsets: np.ndarray, path_ports: np.ndarray,
-                  start_s: float) -> np.ndarray:
+                  start_s: float | np.ndarray, n_classes: int) -> np.ndarray:
         """Record new (waiting) flows in one step and return their record numbers.
 
         ``path_offsets``/``path_ports`` give the ports of flow ``i`` as
@@ -82,13 +94,33 @@ class FlowStore:
         while r + n > len(self.flow_id):
             self._grow_rows()
         for name, values in (("flow_id", flow_id), ("src", src), ("dst", dst), ("size", size),
-                             ("klass", klass), ("coflow", coflow)):
+                             ("klass", klass), ("coflow", coflow), ("start_s", start_s)):
             getattr(self, name)[r:r + n] = values
-        self.start_s[r:r + n] = start_s
         self.route[r:r + n] = self._routes(path_offsets, path_ports)
+        need = len(self._route_of) * n_classes
+        if need > len(self.group_slot):
+            self.group_slot = np.full(2 * need, -1, dtype=np.int64)
         self._index.update(zip(ids, range(r, r + n)))
         self.n += n
         return np.arange(r, r + n)
+
+    def schedule(self, recs: np.ndarray, send_s: np.ndarray, counted: bool) -> None:
+        """Records ``recs`` send their first bytes at ``send_s`` (each ``>=`` now): queue them.
+
+        The queue stays sorted by time, ties in the order of scheduling. ``counted``:
+        their admissions count as events of the run, one per batch and instant (as one
+        handshake-end event per distinct time would).
+        """
+        c = self.counts
+        tag = self._batches if counted else -1
+        self._batches += counted
+        times = np.concatenate([self.pending_s[c[NEXT]:c[N_PENDING]], send_s])
+        order = np.argsort(times, kind="stable")  # ties: earlier scheduling first
+        self.pending_s = times[order]
+        self.pending_recs = np.concatenate([self.pending_recs[c[NEXT]:c[N_PENDING]], recs])[order]
+        self.pending_tag = np.concatenate([self.pending_tag[c[NEXT]:c[N_PENDING]],
+                                           np.full(len(recs), tag, dtype=np.int64)])[order]
+        c[NEXT], c[N_PENDING] = 0, len(times)
 
     def _routes(self, path_offsets: np.ndarray, path_ports: np.ndarray) -> np.ndarray:
         """The route of each path of a batch, adding the routes not seen before."""
@@ -113,17 +145,6 @@ class FlowStore:
         """Padded paths of records ``recs`` (one row each, -1 after the last port)."""
         return self.route_path[self.route[recs]]
 
-    def groups(self, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The active flows' groups: ``(flow_group, group_route, group_class)``.
-
-        Active position ``i`` is in group ``flow_group[i]``; groups are numbered in order of
-        their first active flow (deterministic), one per (route, class) pair present.
-        """
-        need = len(self._route_of) * n_classes
-        if need > len(self._group_slot):
-            self._group_slot = np.full(2 * need, -1, dtype=np.int64)
-        return _groups(self.active, self.route, self.klass, n_classes, self._group_slot)
-
     def _check_new(self, ids: list[int]) -> None:
         """Raise ``ValueError`` naming a flow id already started (or twice in ``ids``)."""
         again = next((i for i in ids if i in self._index), None) if not self._index.keys().isdisjoint(ids) else None
@@ -141,60 +162,39 @@ class FlowStore:
         except KeyError as err:
             raise KeyError(f"flow {err.args[0]} was never started") from None
 
-    def sent_at(self, recs: np.ndarray, now: float) -> np.ndarray:
-        """Bytes of records ``recs`` sent by time ``now`` (floats, at most their sizes)."""
-        return _sent_at(recs, self.sent, self.pos, self.rate_bps, self.size, now - self.tallied_s)
+    def sent_at(self, recs: np.ndarray, dt: float) -> np.ndarray:
+        """Bytes of records ``recs`` sent ``dt`` seconds after the last tally (floats, at most their sizes)."""
+        return _sent_at(recs, self.sent, self.pos, self.rate_bps, self.size, dt)
 
     # -- the active set -----------------------------------------------------------------
 
-    def tally(self, now: float, coflow_sent: np.ndarray) -> None:
-        """Bring active flows' sent bytes up to ``now``, adding them to their coflows' ``coflow_sent``."""
-        _integrate(self.active, self.rate_bps, now - self.tallied_s, self.sent, self.coflow, coflow_sent)
-        self.tallied_s = now
+    @property
+    def n_active(self) -> int:
+        """Number of active flows."""
+        return int(self.counts[N_ACTIVE])
 
-    def activate(self, recs: list[int]) -> None:
-        """Append waiting records to the active set (rate 0 until the next allocation)."""
-        recs = np.asarray(recs, dtype=np.int64)
-        self.state[recs] = ACTIVE
-        self.active = np.concatenate([self.active, recs])
-        self.rate_bps = np.concatenate([self.rate_bps, np.zeros(len(recs))])
-        self.finish_at = np.concatenate([self.finish_at, np.full(len(recs), np.inf)])
-        self.pos[recs] = np.arange(len(self.active) - len(recs), len(self.active))
-
-    def finish(self, due: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Mark active positions ``due`` (a mask) done; sent becomes size exactly.
-
-        Returns the finished records and the bytes that rounding to their size added.
-        Must follow :meth:`tally` at the finish time.
-        """
-        recs = self.active[due]
-        crumbs = self.size[recs] - self.sent[recs]
-        self.sent[recs] = self.size[recs]
-        self.state[recs] = DONE
-        n = _compact(due, self.active, self.rate_bps, self.finish_at, self.pos)
-        self.active, self.rate_bps, self.finish_at = self.active[:n], self.rate_bps[:n], self.finish_at[:n]
-        return recs, crumbs
+    def active_recs(self) -> np.ndarray:
+        """The active records, in activation order (a view)."""
+        return self.active[:self.counts[N_ACTIVE]]
 
     def incidence(self) -> Incidence:
         """Which active flow (by position) crosses which port, flow by flow in path order."""
-        return Incidence(*gather_hops(self.route_path, self.route[self.active]), len(self.active))
-
-    def set_rates(self, rate_bps: np.ndarray, now: float) -> None:
-        """Give the active flows new rates (after :meth:`tally` at ``now``) and their finish times."""
-        self.rate_bps = rate_bps
-        self.finish_at = _finish_times(self.active, self.size, self.sent, rate_bps, now, FINISH_RTOL)
+        recs = self.active_recs()
+        return Incidence(*gather_hops(self.route_path, self.route[recs]), len(recs))
 
     def _grow_rows(self) -> None:
-        """Double the record arrays."""
+        """Double the record arrays (the active set's too: it can hold every record)."""
         n = len(self.flow_id)
         for name, (dtype, fill) in _COLUMNS.items():
             setattr(self, name, np.concatenate([getattr(self, name), np.full(n, fill, dtype=dtype)]))
 
 
+# -- kernels of the event loop (:mod:`.core`) ---------------------------------------------
+
 @numba.njit(cache=True)
-def _integrate(active, rate_bps, dt, sent, coflow, coflow_sent):
+def _integrate(active, n, rate_bps, dt, sent, coflow, coflow_sent):
     """Add ``rate * dt / 8`` bytes to every active record and to its coflow (``-1``: none)."""
-    for i in range(len(active)):
+    for i in range(n):
         added = rate_bps[i] * dt / 8
         r = active[i]
         sent[r] += added
@@ -203,30 +203,53 @@ def _integrate(active, rate_bps, dt, sent, coflow, coflow_sent):
 
 
 @numba.njit(cache=True)
-def _compact(due, active, rate_bps, finish_at, pos):
-    """Drop the active positions marked ``due``, keeping the others in order, in place; return the new size.
+def _activate(recs, state, active, rate_bps, finish_at, pos, counts):
+    """Append waiting records to the active set (rate 0 until the next allocation)."""
+    n = counts[N_ACTIVE]
+    for r in recs:
+        state[r] = ACTIVE
+        active[n], rate_bps[n], finish_at[n], pos[r] = r, 0.0, np.inf, n
+        n += 1
+    counts[N_ACTIVE] = n
 
-    One streaming pass (the active set stays in activation order, so the per-flow columns
-    are read close to record order by every pass over it). Removed records get ``pos`` -1.
+
+@numba.njit(cache=True)
+def _finish_due(t, active, rate_bps, finish_at, pos, counts, size, sent, state, coflow, coflow_sent, done):
+    """Finish the active flows due by ``t`` (``finish_at <= t``): sent becomes size, state done.
+
+    The bytes that rounding to their sizes adds go to their coflows' ``coflow_sent``.
+    Writes their records to ``done`` in activation order and returns how many; the active
+    set keeps its order (one streaming pass: the per-flow columns stay read close to record
+    order by every pass over it). Must follow a tally at ``t``.
     """
     k = 0
-    for i in range(len(active)):
+    n_done = 0
+    for i in range(counts[N_ACTIVE]):
         r = active[i]
-        if due[i]:
-            pos[r] = -1
+        if finish_at[i] <= t:
+            done[n_done] = r
+            n_done += 1
             continue
         if k != i:
             active[k], rate_bps[k], finish_at[k] = r, rate_bps[i], finish_at[i]
             pos[r] = k
         k += 1
-    return k
+    counts[N_ACTIVE] = k
+    for j in range(n_done):
+        r = done[j]
+        crumbs = size[r] - sent[r]
+        sent[r] = size[r]
+        state[r] = DONE
+        pos[r] = -1
+        if coflow[r] >= 0:
+            coflow_sent[coflow[r]] += crumbs
+    return n_done
 
 
 @numba.njit(cache=True)
-def _groups(active, route, klass, n_classes, slot):
+def _groups(active, n, route, klass, n_classes, slot):
     """Group of each active flow by (route, class), via ``slot`` (indexed ``route * n_classes + class``,
     all -1 on entry and on return)."""
-    n = len(active)
     flow_group = np.empty(n, dtype=np.int64)
     group_route = np.empty(n, dtype=np.int64)
     group_class = np.empty(n, dtype=np.int64)
@@ -241,18 +264,16 @@ def _groups(active, route, klass, n_classes, slot):
         flow_group[i] = slot[key]
     for j in range(g):
         slot[group_route[j] * n_classes + group_class[j]] = -1
-    return flow_group, group_route[:g].copy(), group_class[:g].copy()
+    return flow_group, group_route[:g], group_class[:g]
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _finish_times(active, size, sent, rate_bps, now, rtol):
-    """When each active flow sends its last byte at its rate (``now`` if within ``rtol`` of done)."""
-    finish_at = np.empty(len(active))
-    for i in range(len(active)):
+def _finish_times(active, n, size, sent, rate_bps, now, finish_at):
+    """When each active flow sends its last byte at its rate (``now`` if within :data:`FINISH_RTOL` of done)."""
+    for i in range(n):
         r = active[i]
         remaining = size[r] - sent[r]
-        finish_at[i] = now if remaining <= rtol * size[r] else now + remaining * 8 / rate_bps[i]
-    return finish_at
+        finish_at[i] = now if remaining <= FINISH_RTOL * size[r] else now + remaining * 8 / rate_bps[i]
 
 
 @numba.njit(cache=True)

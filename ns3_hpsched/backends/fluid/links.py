@@ -48,7 +48,7 @@ class LinkMeter:
     def _record(self, allocation) -> None:
         """Store the (port, class) rates of one allocation."""
         store = self._backend._flows
-        recs = store.active
+        recs = store.active_recs()
         if not np.array_equal(store.flow_id[recs], allocation.flow_ids):
             recs = store.records(allocation.flow_ids)  # the active order changed: look them up
         paths = store.paths(recs)
