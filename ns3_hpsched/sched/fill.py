@@ -25,7 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["allocate_rates", "allocate_grouped", "fill_classes", "gather_hops", "lowest_class_on", "port_sum",
+__all__ = ["allocate_rates", "allocate_grouped", "fill_classes", "gather_hops", "lowest_class_on", "port_sum", "sift_down",
            "ALL_ROUNDS"]
 
 #: "No limit" on the parallel rounds of a class (:func:`fill_classes`' ``max_rounds``).
@@ -200,18 +200,18 @@ def _water_fill(flow, port, weight, fill, residual, ports, scratch):
     heap = np.arange(len(ports))
     size = len(ports)
     for k in range(len(ports) // 2 - 1, -1, -1):
-        _sift_down(heap, key, size, k)
+        sift_down(heap, key, size, k)
     while size:
         k = heap[0]
         p = ports[k]
         level = residual[p] / count[p] if count[p] > 0 else 0.0
         if level > key[k]:
             key[k] = level
-            _sift_down(heap, key, size, 0)
+            sift_down(heap, key, size, 0)
             continue
         size -= 1
         heap[0] = heap[size]
-        _sift_down(heap, key, size, 0)
+        sift_down(heap, key, size, 0)
         if count[p] == 0:
             continue  # every flow of the port froze at another bottleneck
         for x in range(start[k], start[k + 1]):
@@ -231,7 +231,7 @@ def _water_fill(flow, port, weight, fill, residual, ports, scratch):
 
 
 @numba.njit(cache=True)
-def _sift_down(heap, key, size, i):
+def sift_down(heap, key, size, i):
     """Restore the min-heap ``heap[:size]`` (of indices into ``key``, ties by index) below position ``i``."""
     while True:
         smallest, left = i, 2 * i + 1

@@ -1,12 +1,12 @@
 """The fluid (flow-level) backend: rates from the project's allocator, exact event times.
 
-Between two events every flow sends at a constant rate. Rates come from the project's
-allocator (:mod:`ns3_hpsched.sched.allocator`: strict priority across classes, max-min
-inside a class, work conserving, explicit rates first), run compiled
-(:func:`ns3_hpsched.sched.fill.allocate_grouped`: the active flows of one path and one
-class filled once, as a weighted group) over the topology's ports and the *same* per-flow
-ECMP paths as the packet backend: the paths the driver computed once and handed over in
-each :class:`FlowBatch`.
+Between two events every flow sends at a constant rate. Rates are the project's rate
+model (:mod:`ns3_hpsched.sched.allocator`: strict priority across classes, max-min
+inside a class, work conserving, explicit rates first), computed by compiled
+water-filling (:mod:`.waterfill`) over groups of active flows (:mod:`.groups`: the flows
+of one path and one class, which max-min gives one rate), kept up to date as flows come
+and go, over the topology's ports and the *same* per-flow ECMP paths as the packet
+backend: the paths the driver computed once and handed over in each :class:`FlowBatch`.
 
 The next event is the earliest of: a scheduled callback, a flow's first byte leaving its
 sender (after its transport's start-up), its last byte leaving, a watched coflow
@@ -32,14 +32,16 @@ import numpy as np
 import pandas as pd
 
 from ...errors import ConfigError
-from ...sched.allocator import allocate
+from ...sched.allocator import Incidence, allocate
 from ...topology import Topology
 from ...transports import DEFAULT_TRANSPORT, Transport, make_transport
 from ..base import Backend, FlowBatch, FlowStart, RunStats
 from . import core
-from .coflows import CoflowMeter
+from .coflows import CoflowMeter, link_flows
 from .events import EventQueue
 from .flows import ACTIVE, DONE, FlowStore
+from .groups import GroupTable
+from .waterfill import scratch
 
 __all__ = ["FluidBackend", "Allocation"]
 
@@ -52,10 +54,15 @@ class Allocation:
     """
 
     time_s: float
-    flow_ids: np.ndarray     #: active flows, in activation order
-    classes: np.ndarray      #: their priority classes
-    rates_bps: np.ndarray    #: their rates
-    port_rate_bps: np.ndarray  #: total rate on every port
+    flow_ids: np.ndarray        #: the active flows, in start order
+    classes: np.ndarray         #: their priority classes
+    rates_bps: np.ndarray       #: their rates
+    port_class_bps: np.ndarray  #: the rate of every (port, class): ``[port, class]``
+
+    @property
+    def port_rate_bps(self) -> np.ndarray:
+        """The total rate on every port."""
+        return self.port_class_bps.sum(axis=1)
 
 
 class FluidBackend(Backend):
@@ -106,16 +113,16 @@ class FluidBackend(Backend):
         self._standing_queue = self.transport.standing_queue_bytes(self._capacity, topology.mtu_bytes)
         self._queue = EventQueue()
         self._flows = FlowStore()
+        self._groups = GroupTable(topology.n_ports, n_classes, capacity=len(self._flows.flow_id))
         self._coflows = CoflowMeter()
+        self._scratch = scratch(topology.n_ports)
         self._events = 0                        # Python callbacks run (the core counts its own)
         self._given = np.empty(0, dtype=np.int64)  # records holding an explicit rate
+        self._given_port = np.zeros(topology.n_ports)
+        self._given_marked = np.zeros(topology.n_ports, dtype=bool)
         self._port_rate = np.zeros(topology.n_ports)
-        self._port_tx = np.zeros(topology.n_ports)
-        self._given_ports = np.zeros(topology.n_ports, dtype=bool)
         self._clock = np.zeros(2)               # core.NOW, core.TALLIED
-        self._loop = np.zeros(10, dtype=np.int64)
-        self._loop[[core.CHANGED_CLASS, core.N_CLASSES, core.MTU]] = n_classes, n_classes, topology.mtu_bytes
-        self._loop[[core.OVER, core.LATENCY]] = -1, latency
+        self._loop = core.new_loop(n_classes, latency, topology.mtu_bytes)
 
     # -- the Backend interface ----------------------------------------------------------
 
@@ -156,8 +163,11 @@ class FluidBackend(Backend):
         records and when each sends its first byte (after the transport's start-up)."""
         self._check_batch(batch)
         coflow = self._coflows.indices(batch.coflow_id)
-        recs = self._flows.add_batch(batch.flow_id, batch.src, batch.dst, batch.size_bytes, batch.priority,
-                                     coflow, batch.path_offsets, batch.path_ports, start_s, self.n_classes)
+        f = self._flows
+        recs = f.add_batch(batch.flow_id, batch.src, batch.dst, batch.size_bytes, batch.priority, coflow,
+                           batch.path_offsets, batch.path_ports, start_s)
+        self._groups.reserve(len(f.flow_id), f.n_routes, f.route_path.shape[1], f.route_path)
+        link_flows(self._coflows.arrays(), f.arrays(), recs)
         if not self.latency:
             return recs, start_s + np.zeros(len(recs))
         startup_s = self.transport.startup_s(batch.path_offsets, batch.path_ports, batch.size_bytes,
@@ -176,12 +186,9 @@ class FluidBackend(Backend):
     def set_priorities(self, flow_ids: np.ndarray, priorities: np.ndarray) -> None:
         """Move flows to new classes (one compiled pass); finished flows are left alone."""
         priorities = np.asarray(priorities, dtype=np.int64)
-        f = self._flows
-        recs = f.records(flow_ids)
-        bad, top = _reclass(recs, priorities, f.state, f.klass, self.n_classes)
+        bad = core.reclass(self._core(), self._flows.records(flow_ids), priorities)
         if bad >= 0:
             raise ValueError(f"priority class must be in 0..{self.n_classes - 1}, got {priorities[bad]}")
-        core.refill_from(self._core(), top)
 
     def set_rates(self, rates_bps: dict[int, float]) -> None:
         """Replace the explicit rates: the flows named get theirs first, all others none.
@@ -203,11 +210,9 @@ class FluidBackend(Backend):
         f.given_bps[self._given] = 0.0
         f.given_bps[recs] = rates
         self._given = recs
-        changed = touched[(f.given_bps[touched] != before) & (f.state[touched] == ACTIVE)]
-        if len(changed):
-            ports = f.paths(changed)
-            self._given_ports[ports[ports >= 0]] = True
-            self._loop[core.DIRTY] = 1
+        changed = (f.given_bps[touched] != before) & (f.state[touched] == ACTIVE)
+        if changed.any():
+            core.regive(self._core(), np.unique(touched[changed]))
 
     def bytes_sent(self, flow_ids: Sequence[int]) -> np.ndarray:
         """Bytes of each flow sent so far (fluid: sent = delivered), rounded up to int64.
@@ -216,15 +221,13 @@ class FluidBackend(Backend):
         coflow's flows report at least the threshold (their float sum reached it); rounding
         to nearest could show a byte short, and a policy would re-arm the same watch forever.
         """
-        recs = self._flows.records(flow_ids)
-        sent = self._flows.sent_at(recs, self._clock[core.NOW] - self._clock[core.TALLIED])
+        sent = core.sent_of(self._core(), self._flows.records(flow_ids))
         return np.ceil(sent).astype(np.int64)
 
     def watch_coflow(self, coflow_id: int, threshold_bytes: int) -> None:
         """Call ``on_threshold(coflow_id)`` when its sent bytes reach ``threshold_bytes``."""
         idx = self._coflows.index(coflow_id)
-        self._tally()
-        if self._coflows.sent[idx] >= threshold_bytes:
+        if core.coflow_bytes(self._core(), idx) >= threshold_bytes:
             self._coflows.unwatch(idx)
             self._queue.push(self.now(), self._threshold_crossed, coflow_id)
         else:
@@ -254,11 +257,8 @@ class FluidBackend(Backend):
             elif why == core.ALLOCATED:
                 self.on_allocate(self._allocation())
             elif why == core.OVERLOADED:
-                f = self._flows
-                given = f.given_bps[f.active_recs()]
-                allocate(f.incidence(), f.klass[f.active_recs()], self._capacity, given_rate=given)  # raises
-                raise RuntimeError("the compiled allocator found an overload the numpy one does not")
-        self._tally()
+                self._raise_overload()
+        core.tally(self._core())
         events = self._events + int(self._loop[core.EVENTS])
         return RunStats(end_s=self.now(), wall_s=time.perf_counter() - wall, events=events)
 
@@ -275,13 +275,17 @@ class FluidBackend(Backend):
 
     def ports_table(self) -> pd.DataFrame:
         """One row per port: bytes sent through it; the fluid model never drops or marks."""
-        self._tally()
         n = self.topology.n_ports
+        tx = core.port_bytes(self._core(), self._flows.n)
         return pd.DataFrame({
             "port": np.arange(n), "name": [self.topology.port_name(p) for p in range(n)],
-            "tx_bytes": np.rint(self._port_tx).astype(np.int64),
+            "tx_bytes": np.rint(tx).astype(np.int64),
             "drops": np.zeros(n, dtype=np.int64), "ecn_marks": np.zeros(n, dtype=np.int64),
         })
+
+    def allocation_counts(self) -> tuple[int, int]:
+        """Allocations made so far, and the sum over them of the flows sending (for benchmarks)."""
+        return int(self._loop[core.ALLOCATIONS]), int(self._loop[core.ACTIVE_SUM])
 
     def describe(self) -> dict:
         """Backend settings for ``run.json``."""
@@ -291,13 +295,19 @@ class FluidBackend(Backend):
 
     def _core(self) -> core.Core:
         """The state the compiled loop works on (the current arrays; they grow in Python)."""
-        f, m = self._flows, self._coflows
-        return core.Core(
-            f.size, f.klass, f.coflow, f.given_bps, f.sent, f.start_s, f.finish_s, f.startup_s, f.state, f.route,
-            f.pos, f.route_path, f.active, f.rate_bps, f.finish_at, f.group_slot, f.pending_s, f.pending_recs,
-            f.pending_tag, f.counts, m.sent, m.watched, m.threshold, m.cross_at, m.count, m.crossed,
-            self._capacity, self._delay, self._standing_queue, self._port_rate, self._port_tx, self._given_ports,
-            self._clock, self._loop, f.done)
+        return core.Core(self._flows.arrays(), self._groups.arrays(), self._scratch, self._coflows.arrays(),
+                         self._capacity, self._delay, self._standing_queue, self._given_port, self._given_marked,
+                         self._port_rate, self._clock, self._loop)
+
+    def _raise_overload(self) -> None:
+        """Raise the allocator's error naming the port the explicit rates overload."""
+        f = self._flows
+        recs = f.active_recs()
+        hops = f.paths(recs)
+        flow, hop = np.nonzero(hops >= 0)
+        allocate(Incidence(flow, hops[flow, hop], len(recs)), f.klass[recs], self._capacity,
+                 given_rate=f.given_bps[recs])
+        raise RuntimeError("the compiled allocator found an overload the numpy one does not")
 
     def _notify(self) -> None:
         """Schedule what the last step of the loop calls for: flow completions (one event per
@@ -320,14 +330,14 @@ class FluidBackend(Backend):
 
     def _allocation(self) -> Allocation:
         """The allocation just made, for the ``on_allocate`` hook."""
-        f = self._flows
-        recs = f.active_recs()
-        return Allocation(self.now(), f.flow_id[recs], f.klass[recs], f.rate_bps[:len(recs)].copy(),
-                          self._port_rate.copy())
-
-    def _tally(self) -> None:
-        """Bring flows', coflows' and ports' byte counts up to the current time."""
-        core.tally(self._core())
+        f, g = self._flows, self._groups
+        recs = np.sort(core.active_records(self._core()))
+        grp = f.group[recs]
+        rate = g.usage.copy()
+        for k in g.live_groups()[g.given[g.live_groups()] > 0].tolist():
+            path = f.route_path[g.route[k]]
+            rate[path[path >= 0], g.klass[k]] += g.given[k]
+        return Allocation(self.now(), f.flow_id[recs], f.klass[recs], g.given[grp] + g.fill[grp], rate)
 
     def _flows_done(self, flow_ids: list[int], finish_s: float) -> None:
         """Flows delivered their last bytes at ``finish_s``: ``on_flow_done`` for each, in order.
@@ -351,24 +361,3 @@ def _first_bad_flow(src, dst, size_bytes, priority, n_hosts, n_classes):
                 and size_bytes[i] > 0 and 0 <= priority[i] < n_classes):
             return i
     return -1
-
-
-@numba.njit(cache=True)
-def _reclass(recs, priorities, state, klass, n_classes):
-    """Give records ``recs`` their new classes, in order (finished records keep theirs).
-
-    Returns ``(bad, top)``: the index of the first class out of range (``-1`` if none; then
-    nothing is changed) and the highest class a sending flow left or joined (``n_classes``
-    if none), from which the rates must be refilled.
-    """
-    for i in range(len(priorities)):
-        if not 0 <= priorities[i] < n_classes:
-            return i, n_classes
-    top = n_classes
-    for i in range(len(recs)):
-        r = recs[i]
-        if state[r] != DONE and klass[r] != priorities[i]:
-            if state[r] == ACTIVE:
-                top = min(top, priorities[i], klass[r])
-            klass[r] = priorities[i]
-    return -1, top

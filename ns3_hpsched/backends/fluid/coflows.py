@@ -1,37 +1,56 @@
 """The fluid backend's coflow meter: bytes sent per coflow and the watched thresholds.
 
-Between allocations a coflow's sent bytes grow linearly (the sum of its active flows'
-rates), so the time a watch is crossed is computed exactly rather than polled. The
-watches are arrays the compiled event loop (:mod:`.core`) reads and updates: coflow
-indices ``watched[:n]`` in increasing order, with their thresholds and crossing times
-(``n`` is ``count[0]``).
+A coflow's bytes are its finished flows' sizes (``done_bytes``) plus what its unfinished
+flows have sent, read from their groups' clocks (:func:`~.groups.bytes_sent`) through
+the list of its unfinished flows; so nothing is spent on coflows nobody asks about.
+Between allocations a coflow's bytes grow linearly (the sum of its active flows' rates),
+so the time a watch is crossed is computed exactly rather than polled. The watches are
+arrays the compiled event loop (:mod:`.core`) reads and updates: coflow indices
+``watched[:n]`` in increasing order, with their thresholds and crossing times (``n`` is
+``count[0]``).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
-__all__ = ["CoflowMeter"]
+from .flows import ACTIVE
+from .groups import bytes_sent
+
+__all__ = ["CoflowMeter", "Coflows"]
+
+
+class Coflows(NamedTuple):
+    """The coflow meter's arrays, as the compiled event loop takes them."""
+
+    head: np.ndarray         #: first unfinished flow (a record; -1: none)
+    done_bytes: np.ndarray   #: bytes of the finished flows
+    watched: np.ndarray
+    threshold: np.ndarray
+    cross_at: np.ndarray
+    count: np.ndarray
+    crossed: np.ndarray      #: the event loop's output: indices crossed at a step
 
 
 class CoflowMeter:
-    """Sent bytes of every coflow seen so far, and the watches on some of them.
+    """Bytes of every coflow seen so far, and the watches on some of them.
 
     Coflows are numbered densely (*index*) in the order first seen; ``-1`` is "no coflow".
-    Sent bytes are as of the fluid backend's last tally (see
-    :class:`~ns3_hpsched.backends.fluid.flows.FlowStore`).
     """
 
     def __init__(self) -> None:
         self._index: dict[int, int] = {}
         self._ids: list[int] = []
-        self.sent = np.zeros(64)
+        self.head = np.full(64, -1, dtype=np.int64)
+        self.done_bytes = np.zeros(64)
         self.watched = np.empty(16, dtype=np.int64)
         self.threshold = np.empty(16)
         self.cross_at = np.empty(16)
         self.count = np.zeros(1, dtype=np.int64)
-        self.crossed = np.empty(16, dtype=np.int64)  # the event loop's output: indices crossed at a step
+        self.crossed = np.empty(16, dtype=np.int64)
 
     def index(self, coflow_id: int) -> int:
         """Dense index of ``coflow_id`` (new coflows get the next one); -1 stays -1."""
@@ -41,8 +60,9 @@ class CoflowMeter:
         if idx is None:
             idx = self._index[coflow_id] = len(self._ids)
             self._ids.append(coflow_id)
-            if idx == len(self.sent):
-                self.sent = np.concatenate([self.sent, np.zeros(len(self.sent))])
+            if idx == len(self.head):
+                self.head = np.concatenate([self.head, np.full(len(self.head), -1, dtype=np.int64)])
+                self.done_bytes = np.concatenate([self.done_bytes, np.zeros(len(self.done_bytes))])
         return idx
 
     def indices(self, coflow_ids: np.ndarray) -> np.ndarray:
@@ -82,53 +102,92 @@ class CoflowMeter:
                 array[k:n - 1] = array[k + 1:n].copy()
             self.count[0] = n - 1
 
-    @property
-    def watching(self) -> bool:
-        """Whether any coflow is watched."""
-        return bool(self.count[0])
+    def arrays(self) -> Coflows:
+        """The arrays, for the compiled loop."""
+        return Coflows(*(getattr(self, name) for name in Coflows._fields))
 
 
-# -- kernels of the event loop (:mod:`.core`) ---------------------------------------------
+# -- kernels --------------------------------------------------------------------------------
 
-@numba.njit(cache=True, error_model="numpy")
-def _update_crossings(now, active, n_active, coflow, rate_bps, sent, watched, threshold, cross_at, count):
-    """Exact crossing times of the watches, given the active flows' coflows and rates.
-
-    Call right after a tally at ``now`` (so ``sent`` is current). A coflow's rate is the
-    sum of its active flows' rates, added in activation order.
-    """
-    n = count[0]
-    coflow_rate = np.zeros(n)
-    for i in range(n_active):
-        c = coflow[active[i]]
-        k = np.searchsorted(watched[:n], c)
-        if k < n and watched[k] == c:
-            coflow_rate[k] += rate_bps[i]
-    for k in range(n):
-        remaining = threshold[k] - sent[watched[k]]
-        cross_at[k] = now if remaining <= 0 else now + remaining * 8 / coflow_rate[k]
+@numba.njit(cache=True)
+def link_flows(m, f, recs):
+    """Put new records at the head of their coflows' lists of unfinished flows."""
+    for r in recs:
+        c = f.coflow[r]
+        if c < 0:
+            continue
+        head = m.head[c]
+        f.coflow_next[r], f.coflow_prev[r] = head, -1
+        if head >= 0:
+            f.coflow_prev[head] = r
+        m.head[c] = r
 
 
 @numba.njit(cache=True)
-def _next_crossing(cross_at, count):
+def flow_finished(m, f, r):
+    """Record ``r`` finished: out of its coflow's list, its size into the coflow's bytes."""
+    c = f.coflow[r]
+    if c < 0:
+        return
+    nxt, prv = f.coflow_next[r], f.coflow_prev[r]
+    if prv >= 0:
+        f.coflow_next[prv] = nxt
+    else:
+        m.head[c] = nxt
+    if nxt >= 0:
+        f.coflow_prev[nxt] = prv
+    m.done_bytes[c] += f.size[r]
+
+
+@numba.njit(cache=True)
+def coflow_sent(m, f, g, c, dt):
+    """Bytes coflow ``c`` has sent ``dt`` seconds after the last tally."""
+    total = m.done_bytes[c]
+    r = m.head[c]
+    while r >= 0:
+        total += bytes_sent(g, f, r, dt)
+        r = f.coflow_next[r]
+    return total
+
+
+@numba.njit(cache=True, error_model="numpy")
+def update_crossings(m, f, g, now):
+    """Exact crossing times of the watches at the current rates (call right after a tally at ``now``)."""
+    for k in range(m.count[0]):
+        c = m.watched[k]
+        remaining = m.threshold[k] - coflow_sent(m, f, g, c, 0.0)
+        if remaining <= 0:
+            m.cross_at[k] = now
+            continue
+        rate = 0.0
+        r = m.head[c]
+        while r >= 0:
+            if f.state[r] == ACTIVE:
+                rate += g.given[f.group[r]] + g.fill[f.group[r]]
+            r = f.coflow_next[r]
+        m.cross_at[k] = now + remaining * 8 / rate
+
+
+@numba.njit(cache=True)
+def next_crossing(m):
     """Earliest crossing time of a watch (``inf`` if none will cross at current rates)."""
     t = np.inf
-    for k in range(count[0]):
-        t = min(t, cross_at[k])
+    for k in range(m.count[0]):
+        t = min(t, m.cross_at[k])
     return t
 
 
 @numba.njit(cache=True)
-def _pop_crossed(t, watched, threshold, cross_at, count, crossed):
+def pop_crossed(m, t):
     """Move the watches crossed by ``t`` to ``crossed`` (in index order; their watches end);
     return how many."""
-    n, k, m = count[0], 0, 0
+    n, k, fired = m.count[0], 0, 0
     for i in range(n):
-        if cross_at[i] <= t:
-            crossed[m] = watched[i]
-            m += 1
+        if m.cross_at[i] <= t:
+            m.crossed[fired] = m.watched[i]
+            fired += 1
         else:
-            watched[k], threshold[k], cross_at[k] = watched[i], threshold[i], cross_at[i]
+            m.watched[k], m.threshold[k], m.cross_at[k] = m.watched[i], m.threshold[i], m.cross_at[i]
             k += 1
-    count[0] = k
-    return m
+    m.count[0] = k
+    return fired

@@ -17,13 +17,15 @@ Python must act:
 So a run whose flows are all known ahead (open-loop play) is one call, and a closed-loop
 run returns to Python once per instant at which something happens that the driver sees.
 
-The loop is the one the backend always had, step for step: admit the flows due to send,
-reallocate if anything changed (:func:`_prepare`), move the clock to the earliest next
-event and finish what is due then (:func:`_advance`). Every floating-point operation is
-the one the array version did, in the same order, so results are identical.
+One step of the loop: admit the flows due to send (:func:`_admit`), reallocate if
+anything changed (:func:`_prepare`), move the clock to the earliest next event and finish
+what is due then (:func:`_advance`). Active flows live in groups with virtual clocks
+(:mod:`.groups`) and rates come from water-filling over them (:mod:`.waterfill`), so a
+step costs the number of groups and the hops of the classes it refills, not the number
+of flows.
 
-The state is a :class:`Core`: the arrays of the flow store, the coflow meter and the
-ports, with the loop's scalars in two small arrays (:attr:`Core.clock`, :attr:`Core.loop`).
+The state is a :class:`Core`: the arrays of the flow store, the group table, the coflow
+meter and the ports, with the loop's scalars in two small arrays (``clock``, ``loop``).
 """
 
 from __future__ import annotations
@@ -34,14 +36,15 @@ import numba
 import numpy as np
 
 from ...sched.allocator import GIVEN_RTOL
-from ...sched.fill import allocate_grouped, gather_hops, lowest_class_on, port_sum
 from ...transports.base import flow_delivery_s
-from .coflows import _next_crossing, _pop_crossed, _update_crossings
-from .flows import N_ACTIVE, N_PENDING, NEXT, _activate, _finish_due, _finish_times, _groups, _integrate
+from .coflows import Coflows, coflow_sent, flow_finished, next_crossing, pop_crossed, update_crossings
+from .flows import ACTIVE, DONE, FINISH_RTOL, N_PENDING, NEXT, SEQ, Flows
+from .groups import Groups, bytes_sent, finish_times, group_for, join, leave, next_finish, tally_groups
+from .waterfill import Scratch, refill
 
-__all__ = ["Core", "run_until", "tally", "refill_from", "IDLE", "PYTHON", "STEPPED", "ALLOCATED", "OVERLOADED",
-           "NOW", "TALLIED", "EVENTS", "DIRTY", "CHANGED_CLASS", "WATCH_DIRTY", "N_DONE", "N_CROSSED", "OVER",
-           "RESIDUAL_RTOL"]
+__all__ = ["Core", "run_until", "tally", "reclass", "regive", "sent_of", "coflow_bytes", "port_bytes", "active_records",
+           "IDLE", "PYTHON", "STEPPED", "ALLOCATED", "OVERLOADED", "NOW", "TALLIED", "EVENTS", "DIRTY",
+           "WATCH_DIRTY", "N_DONE", "N_CROSSED", "ALLOCATIONS", "ACTIVE_SUM", "LOOP_SIZE", "new_loop"]
 
 #: Why :func:`run_until` returned.
 IDLE, PYTHON, STEPPED, ALLOCATED, OVERLOADED = 0, 1, 2, 3, 4
@@ -49,60 +52,37 @@ IDLE, PYTHON, STEPPED, ALLOCATED, OVERLOADED = 0, 1, 2, 3, 4
 #: Entries of :attr:`Core.clock`: the current time, and when byte counts were last tallied.
 NOW, TALLIED = 0, 1
 #: Entries of :attr:`Core.loop`: events processed by the loop (admissions); rates must be
-#: recomputed; from this class down; crossing times must be recomputed; flows finished and
-#: watches crossed at the last step; the port explicit rates overload (-1: none); the
-#: backend's settings (latency on, number of classes, MTU bytes).
-(EVENTS, DIRTY, CHANGED_CLASS, WATCH_DIRTY, N_DONE, N_CROSSED, OVER, LATENCY, N_CLASSES,
- MTU) = range(10)
+#: recomputed; from this class down; explicit rates changed; crossing times must be
+#: recomputed; flows finished and watches crossed at the last step; the port explicit
+#: rates overload (-1: none); the backend's settings (latency on, classes, MTU bytes);
+#: flows sending now; allocations so far, and the sum of the flows sending at each.
+(EVENTS, DIRTY, CHANGED_CLASS, GIVEN_DIRTY, WATCH_DIRTY, N_DONE, N_CROSSED, OVER, LATENCY, N_CLASSES,
+ MTU, N_ACTIVE, ALLOCATIONS, ACTIVE_SUM) = range(14)
+LOOP_SIZE = 14
 
-#: A port whose kept higher-class load leaves less than this fraction of its capacity is
-#: saturated (float round-off would otherwise leave crumbs of rate to lower classes).
-RESIDUAL_RTOL = 1e-12
+
+def new_loop(n_classes: int, latency: bool, mtu_bytes: int) -> np.ndarray:
+    """The loop's scalars at the start of a run."""
+    loop = np.zeros(LOOP_SIZE, dtype=np.int64)
+    loop[[CHANGED_CLASS, N_CLASSES, OVER, LATENCY, MTU]] = n_classes, n_classes, -1, latency, mtu_bytes
+    return loop
 
 
 class Core(NamedTuple):
     """Everything the compiled loop reads and writes (arrays only; shared, never copied)."""
 
-    # per record (FlowStore)
-    size: np.ndarray
-    klass: np.ndarray
-    coflow: np.ndarray            #: dense coflow index (CoflowMeter), -1 for none
-    given_bps: np.ndarray
-    sent: np.ndarray
-    start_s: np.ndarray
-    finish_s: np.ndarray
-    startup_s: np.ndarray
-    state: np.ndarray
-    route: np.ndarray
-    pos: np.ndarray
-    route_path: np.ndarray
-    # active set and pending arrivals (FlowStore)
-    active: np.ndarray
-    rate_bps: np.ndarray
-    finish_at: np.ndarray
-    group_slot: np.ndarray
-    pending_s: np.ndarray
-    pending_recs: np.ndarray
-    pending_tag: np.ndarray
-    flow_counts: np.ndarray
-    # coflows (CoflowMeter)
-    coflow_sent: np.ndarray
-    watched: np.ndarray
-    threshold: np.ndarray
-    cross_at: np.ndarray
-    watch_count: np.ndarray
-    crossed: np.ndarray           #: output: coflow indices crossed at the last step
-    # ports
+    f: Flows
+    g: Groups
+    s: Scratch
+    m: Coflows
     capacity: np.ndarray
     delay: np.ndarray
     standing_queue: np.ndarray
-    port_rate: np.ndarray         #: total rate per port in the current allocation
-    port_tx: np.ndarray           #: bytes sent per port, as of the last tally
-    given_ports: np.ndarray       #: ports whose explicit rates changed since the last allocation
-    # the loop
+    given_port: np.ndarray     #: explicit rates per port
+    given_marked: np.ndarray   #: ports whose explicit rates changed since the last allocation
+    port_rate: np.ndarray      #: scratch: total rates of the ports of finishing flows
     clock: np.ndarray
     loop: np.ndarray
-    done: np.ndarray              #: output: records finished at the last step
 
 
 @numba.njit(cache=True)
@@ -111,8 +91,9 @@ def run_until(c, t_python, stop_on_done, stop_on_allocate):
 
     ``t_python`` is the time of the earliest Python callback (``inf``: none). With
     ``stop_on_done``, a step that finishes flows returns :data:`STEPPED` (their records
-    are ``c.done[:c.loop[N_DONE]]``); a step that crosses watches always does. With
-    ``stop_on_allocate``, every allocation returns :data:`ALLOCATED` before time moves.
+    are ``c.f.done[:c.loop[N_DONE]]``, in activation order); a step that crosses watches
+    always does. With ``stop_on_allocate``, every allocation returns :data:`ALLOCATED`
+    before time moves.
     """
     while True:
         now = c.clock[NOW]
@@ -126,7 +107,7 @@ def run_until(c, t_python, stop_on_done, stop_on_allocate):
             return OVERLOADED
         if allocated and stop_on_allocate:
             return ALLOCATED
-        t = min(t_python, _next_finish(c), _next_crossing(c.cross_at, c.watch_count), _next_arrival(c))
+        t = min(t_python, next_finish(c.g), next_crossing(c.m), _next_arrival(c))
         if t == np.inf:
             return IDLE
         _advance(c, t)
@@ -136,55 +117,70 @@ def run_until(c, t_python, stop_on_done, stop_on_allocate):
 
 @numba.njit(cache=True)
 def tally(c):
-    """Bring flows', coflows' and ports' byte counts up to the current time."""
+    """Bring every group's clock up to the current time."""
     dt = c.clock[NOW] - c.clock[TALLIED]
-    if dt == 0:
-        return
-    _integrate(c.active, c.flow_counts[N_ACTIVE], c.rate_bps, dt, c.sent, c.coflow, c.coflow_sent)
-    c.clock[TALLIED] = c.clock[NOW]
-    for p in range(len(c.port_tx)):
-        c.port_tx[p] += c.port_rate[p] * dt / 8
+    if dt != 0:
+        tally_groups(c.g, dt)
+        c.clock[TALLIED] = c.clock[NOW]
 
 
 @numba.njit(cache=True)
 def _next_arrival(c):
     """When the next pending flow sends its first byte (``inf`` if none)."""
-    k = c.flow_counts[NEXT]
-    return c.pending_s[k] if k < c.flow_counts[N_PENDING] else np.inf
+    k = c.f.counts[NEXT]
+    return c.f.pending_s[k] if k < c.f.counts[N_PENDING] else np.inf
 
 
 @numba.njit(cache=True)
 def _admit(c):
-    """The pending flows due by now become active; one event per batch that had flows due."""
-    counts = c.flow_counts
-    first, stop, now = counts[NEXT], counts[NEXT], c.clock[NOW]
-    while stop < counts[N_PENDING] and c.pending_s[stop] <= now:
-        tag = c.pending_tag[stop]
-        if tag >= 0 and (stop == first or tag != c.pending_tag[stop - 1]):
+    """The pending flows due by now start sending; one event per batch that had flows due."""
+    f = c.f
+    first, stop, now = f.counts[NEXT], f.counts[NEXT], c.clock[NOW]
+    while stop < f.counts[N_PENDING] and f.pending_s[stop] <= now:
+        tag = f.pending_tag[stop]
+        if tag >= 0 and (stop == first or tag != f.pending_tag[stop - 1]):
             c.loop[EVENTS] += 1
         stop += 1
-    counts[NEXT] = stop
-    refill_from(c, _arrivals_top(c, c.pending_recs[first:stop]))
-    _activate(c.pending_recs[first:stop], c.state, c.active, c.rate_bps, c.finish_at, c.pos, counts)
+    f.counts[NEXT] = stop
+    tally(c)
+    top = c.loop[N_CLASSES]
+    c.loop[N_ACTIVE] += stop - first
+    for r in f.pending_recs[first:stop]:
+        f.state[r], f.seq[r] = ACTIVE, f.counts[SEQ]
+        f.counts[SEQ] += 1
+        _join(c, r, f.size[r] - f.sent[r])
+        top = min(top, f.klass[r])
+        if f.given_bps[r] > 0:
+            _mark_path(c, r)
+    refill_from(c, top)
 
 
 @numba.njit(cache=True)
-def _arrivals_top(c, recs):
-    """The highest class of arriving records, after marking the ports of those with explicit rates."""
-    top = c.loop[N_CLASSES]
-    for r in recs:
-        top = min(top, c.klass[r])
-        if c.given_bps[r] > 0:
-            _mark_path(c, r)
-    return top
+def _join(c, r, remaining):
+    """Active record ``r`` joins the group of its route and class (one of its own with an
+    explicit rate); the clocks must be tallied to now."""
+    f = c.f
+    given = f.given_bps[r]
+    grp = group_for(c.g, f.route_path, f.route[r], f.klass[r], given > 0, given)
+    join(c.g, grp, r, remaining, f.route_path, f.level, f.member_next, f.member_prev, f.group)
+
+
+@numba.njit(cache=True)
+def _leave(c, r):
+    """Active record ``r`` leaves its group; return its remaining bytes (clocks tallied to now)."""
+    f = c.f
+    return leave(c.g, f.group[r], r, f.route_path, f.level, f.member_next, f.member_prev, f.group)
 
 
 @numba.njit(cache=True)
 def _mark_path(c, r):
-    """Record ``r``'s ports had their explicit rates change: classes crossing them are refilled."""
-    for p in c.route_path[c.route[r]]:
-        if p >= 0:
-            c.given_ports[p] = True
+    """Record ``r``'s explicit rate changed on its ports: they are summed again, and the
+    classes crossing them refilled, at the next allocation."""
+    for p in c.f.route_path[c.f.route[r]]:
+        if p < 0:
+            break
+        c.given_marked[p] = True
+    c.loop[GIVEN_DIRTY] = 1
     c.loop[DIRTY] = 1
 
 
@@ -200,66 +196,66 @@ def refill_from(c, klass):
 def _prepare(c):
     """Before time advances: reallocate if anything changed, update crossing times.
 
-    Returns whether rates were reallocated (a tally at now precedes any change).
+    Returns whether rates were reallocated.
     """
     allocated = False
     if c.loop[DIRTY]:
         tally(c)
-        _allocate(c)
-        if c.loop[OVER] >= 0:
+        if not _allocate(c):
             return False
         c.loop[DIRTY] = 0
         c.loop[WATCH_DIRTY] = 1
         allocated = True
-    if c.loop[WATCH_DIRTY] and c.watch_count[0] > 0:
+    if c.loop[WATCH_DIRTY] and c.m.count[0] > 0:
         tally(c)
-        _update_crossings(c.clock[NOW], c.active, c.flow_counts[N_ACTIVE], c.coflow, c.rate_bps, c.coflow_sent,
-                          c.watched, c.threshold, c.cross_at, c.watch_count)
+        update_crossings(c.m, c.f, c.g, c.clock[NOW])
     c.loop[WATCH_DIRTY] = 0
     return allocated
 
 
 @numba.njit(cache=True)
 def _allocate(c):
-    """New rates for the active flows, and their finish times.
+    """New rates for the groups, and their finish times; ``False`` if explicit rates overload a port.
 
-    Strict priority means a class's rates depend only on the flows of its own and higher
-    classes: flows above the highest class that changed keep their rates, and only the
-    classes from there down are refilled, in what the kept flows and every flow's
-    explicit rate leave. Explicit rates are granted across all classes first, so when
-    one of them changes (set, cleared, or its flow arriving or finishing) every class
-    crossing the ports it uses is refilled.
+    Strict priority means a class's rates depend only on its own and higher classes:
+    classes above the highest one that changed keep their rates. Explicit rates come
+    first on every class, so when they change on a port (set, cleared, or their flow
+    arriving or finishing) every class crossing it is refilled.
     """
-    n, n_classes = c.flow_counts[N_ACTIVE], c.loop[N_CLASSES]
-    active = c.active[:n]
-    flow_group, group_route, group_class = _groups(active, n, c.route, c.klass, n_classes, c.group_slot)
-    hop_group, hop_port = gather_hops(c.route_path, group_route)
-    given = np.empty(n)
-    for i in range(n):
-        given[i] = c.given_bps[active[i]]
-    top = lowest_class_on(hop_group, hop_port, group_class, c.given_ports, c.loop[CHANGED_CLASS])
-    rate, over = allocate_grouped(hop_group, hop_port, flow_group, group_class, given, c.capacity,
-                                  c.rate_bps[:n], top, n_classes, GIVEN_RTOL, RESIDUAL_RTOL)
-    if over >= 0:
-        c.loop[OVER] = over
-        return
-    c.loop[CHANGED_CLASS] = n_classes
-    c.given_ports[:] = False
-    c.rate_bps[:n] = rate
-    _finish_times(c.active, n, c.size, c.sent, c.rate_bps, c.clock[NOW], c.finish_at)
-    group_rate = np.zeros(len(group_class))
-    for i in range(n):
-        group_rate[flow_group[i]] += rate[i]
-    c.port_rate[:] = port_sum(hop_group, hop_port, group_rate, len(c.port_rate))
+    top = c.loop[CHANGED_CLASS]
+    if c.loop[GIVEN_DIRTY]:
+        _sum_given(c)
+        for p in range(len(c.capacity)):
+            if c.capacity[p] - c.given_port[p] < -GIVEN_RTOL * c.capacity[p]:
+                c.loop[OVER] = p
+                return False
+            if c.given_marked[p]:
+                c.given_marked[p] = False
+                for k in range(top):
+                    if c.g.port_weight[p, k] > 0:
+                        top = k
+                        break
+        c.loop[GIVEN_DIRTY] = 0
+    refill(c.g, c.s, c.f.route_path, c.capacity, c.given_port, top)
+    c.loop[CHANGED_CLASS] = c.loop[N_CLASSES]
+    c.loop[ALLOCATIONS] += 1
+    c.loop[ACTIVE_SUM] += c.loop[N_ACTIVE]
+    finish_times(c.g, c.clock[NOW], c.f.level, c.f.size, c.f.member_next, FINISH_RTOL)
+    return True
 
 
 @numba.njit(cache=True)
-def _next_finish(c):
-    """When the next active flow sends its last byte (``inf`` if none)."""
-    t = np.inf
-    for i in range(c.flow_counts[N_ACTIVE]):
-        t = min(t, c.finish_at[i])
-    return t
+def _sum_given(c):
+    """Explicit rates per port, summed afresh over the groups holding one."""
+    g = c.g
+    c.given_port[:] = 0.0
+    for i in range(g.counts[0]):
+        grp = g.live[i]
+        if g.given[grp] > 0:
+            for p in c.f.route_path[g.route[grp]]:
+                if p < 0:
+                    break
+                c.given_port[p] += g.given[grp]
 
 
 @numba.njit(cache=True)
@@ -270,30 +266,161 @@ def _advance(c, t):
     delivery delay (:func:`~ns3_hpsched.transports.base.flow_delivery_s`, charged with
     the port rates of the allocation they finished in).
     """
-    due = False
-    for i in range(c.flow_counts[N_ACTIVE]):
-        if c.finish_at[i] <= t:
-            due = True
-            break
-    c.loop[N_CROSSED] = _pop_crossed(t, c.watched, c.threshold, c.cross_at, c.watch_count, c.crossed)
+    due = next_finish(c.g) <= t
+    c.loop[N_CROSSED] = pop_crossed(c.m, t)
     c.clock[NOW] = t
     c.loop[N_DONE] = 0
     if not due:
         return
     tally(c)
-    n = _finish_due(t, c.active, c.rate_bps, c.finish_at, c.pos, c.flow_counts, c.size, c.sent, c.state,
-                    c.coflow, c.coflow_sent, c.done)
-    c.loop[N_DONE] = n
-    top = c.loop[N_CLASSES]
-    latency, mtu = c.loop[LATENCY], float(c.loop[MTU])
-    for j in range(n):
-        r = c.done[j]
-        top = min(top, c.klass[r])
-        if c.given_bps[r] > 0:
-            _mark_path(c, r)
+    f = c.f
+    n = _collect_done(c, t)
+    done = f.done[:n]
+    done[:] = done[np.argsort(f.seq[done], kind="mergesort")]
+    for r in done:  # delivery first, while the rates they finished in stand
         delay = 0.0
-        if latency:
-            delay = flow_delivery_s(c.route_path[c.route[r]], c.size[r], (t - c.start_s[r]) - c.startup_s[r],
-                                    c.delay, c.capacity, mtu, c.port_rate, c.standing_queue)
-        c.finish_s[r] = t + delay
+        if c.loop[LATENCY]:
+            delay = _delivery_s(c, r, t)
+        f.finish_s[r] = t + delay
+    top = c.loop[N_CLASSES]
+    for r in done:
+        _leave(c, r)
+        f.sent[r], f.state[r] = f.size[r], DONE
+        flow_finished(c.m, f, r)
+        top = min(top, f.klass[r])
+        if f.given_bps[r] > 0:
+            _mark_path(c, r)
     refill_from(c, top)
+    c.loop[N_DONE] = n
+    c.loop[N_ACTIVE] -= n
+
+
+@numba.njit(cache=True)
+def _collect_done(c, t):
+    """Write to ``f.done`` the members of the groups due by ``t`` that are done; return how many.
+
+    A due group's first member is done (its finish time came), and so is every member
+    whose level is no further than that member's, or within :data:`FINISH_RTOL` of its
+    size (round-off of the clock would otherwise leave crumbs).
+    """
+    f, g = c.f, c.g
+    n = 0
+    for i in range(g.counts[0]):
+        grp = g.live[i]
+        if g.finish_at[grp] > t:
+            continue
+        clock = g.clock[grp]
+        reach = f.level[g.first_done[grp]] - clock
+        r = g.first[grp]
+        while r >= 0:
+            remaining = f.level[r] - clock
+            if remaining <= reach or remaining <= FINISH_RTOL * f.size[r]:
+                f.done[n] = r
+                n += 1
+            r = f.member_next[r]
+    return n
+
+
+@numba.njit(cache=True)
+def _delivery_s(c, r, t):
+    """Record ``r``'s delivery delay, with the total rates of its ports now."""
+    f, g = c.f, c.g
+    path = f.route_path[f.route[r]]
+    for p in path:
+        if p < 0:
+            break
+        total = c.given_port[p]
+        for k in range(g.usage.shape[1]):
+            total += g.usage[p, k]
+        c.port_rate[p] = total
+    sending_s = (t - f.start_s[r]) - f.startup_s[r]
+    return flow_delivery_s(path, f.size[r], sending_s, c.delay, c.capacity, float(c.loop[MTU]), c.port_rate,
+                           c.standing_queue)
+
+
+# -- what Python asks between steps ----------------------------------------------------------
+
+@numba.njit(cache=True)
+def reclass(c, recs, classes):
+    """Move records to new classes, in order; finished ones keep theirs.
+
+    Returns the index of the first class out of range (``-1`` if none; then nothing is
+    changed). Active records change group, and the classes they left and joined are
+    refilled at the next allocation.
+    """
+    n_classes = c.loop[N_CLASSES]
+    for i in range(len(classes)):
+        if not 0 <= classes[i] < n_classes:
+            return i
+    tally(c)
+    f = c.f
+    top = n_classes
+    for i in range(len(recs)):
+        r = recs[i]
+        if f.state[r] == DONE or f.klass[r] == classes[i]:
+            continue
+        if f.state[r] == ACTIVE:
+            top = min(top, classes[i], f.klass[r])
+            remaining = _leave(c, r)
+            f.klass[r] = classes[i]
+            _join(c, r, remaining)
+        else:
+            f.klass[r] = classes[i]
+    refill_from(c, top)
+    return -1
+
+
+@numba.njit(cache=True)
+def regive(c, recs):
+    """Active records ``recs`` have new explicit rates (``f.given_bps``): regroup them (a flow
+    with an explicit rate is a group of its own) and mark their ports."""
+    tally(c)
+    for r in recs:
+        _join(c, r, _leave(c, r))
+        _mark_path(c, r)
+
+
+@numba.njit(cache=True)
+def sent_of(c, recs):
+    """Bytes each record of ``recs`` has sent by now (floats, at most their sizes)."""
+    dt = c.clock[NOW] - c.clock[TALLIED]
+    out = np.empty(len(recs))
+    for i in range(len(recs)):
+        out[i] = bytes_sent(c.g, c.f, recs[i], dt)
+    return out
+
+
+@numba.njit(cache=True)
+def coflow_bytes(c, idx):
+    """Bytes coflow ``idx`` has sent by now."""
+    return coflow_sent(c.m, c.f, c.g, idx, c.clock[NOW] - c.clock[TALLIED])
+
+
+@numba.njit(cache=True)
+def port_bytes(c, n_records):
+    """Bytes sent through every port by now: every record's bytes on every port of its route."""
+    dt = c.clock[NOW] - c.clock[TALLIED]
+    f = c.f
+    tx = np.zeros(len(c.capacity))
+    for r in range(n_records):
+        sent = bytes_sent(c.g, f, r, dt)
+        for p in f.route_path[f.route[r]]:
+            if p < 0:
+                break
+            tx[p] += sent
+    return tx
+
+
+@numba.njit(cache=True)
+def active_records(c):
+    """The active records, group by group."""
+    g, f = c.g, c.f
+    out = np.empty(c.loop[N_ACTIVE], dtype=np.int64)
+    n = 0
+    for i in range(g.counts[0]):
+        r = g.first[g.live[i]]
+        while r >= 0:
+            out[n] = r
+            n += 1
+            r = f.member_next[r]
+    return out[:n]

@@ -1,43 +1,32 @@
-"""The fluid backend's flow store: every flow ever started, the active ones, those about to start.
+"""The fluid backend's flow store: every flow ever started, as records in columns.
 
-Flows are *records* numbered in start order (a record never moves). Three sets of records
-matter to the event loop (:mod:`.core`), each held as arrays so that it runs compiled:
+Flows are *records* numbered in start order (a record never moves). A record is
+*waiting* (started, not sending yet: in its transport's start-up, or started ahead by
+:meth:`~ns3_hpsched.backends.base.Backend.start_flows_at`), *active* (sending, a member
+of a group of :mod:`.groups`, whose virtual clock counts its bytes) or *done* (its last
+byte delivered at ``finish_s``). Waiting records queue in ``pending_*``, sorted by the
+time they send their first byte, ties in the order they were started.
 
-* **pending**: started, not sending yet (in their transport's start-up, or started ahead
-  by :meth:`~ns3_hpsched.backends.base.Backend.start_flows_at`): record numbers sorted by
-  the time they send their first byte, ties in the order they were started;
-* **active**: sending. A dense prefix ``active[:n_active]`` of record numbers in
-  activation order, with their rates and the times they will send their last byte
-  (arrays of the records' capacity, so activating never reallocates);
-* **done**: finished, their finish times written.
-
-Paths are stored once per distinct path, a *route* (a row of a padded port matrix); a
-record names its route. The allocator fills *groups*, the active flows of one route and
-one class (:func:`_groups`): max-min gives them one fill, so filling costs the number of
-distinct (route, class) pairs, not of flows.
-
-Bytes are brought up to date lazily (*tallied*): between two tallies every active flow sends at its
-constant rate, so its sent bytes at any time are ``sent + rate * (t - tallied_s) / 8``.
-A tally happens only when rates are about to change (``sync`` is kept for gradient
-synchronisation, the workload's word).
+Paths are stored once per distinct path, a *route* (a row of the padded port matrix
+``route_path``); a record names its route. Records link into two lists: the members of
+their group (``member_next``/``member_prev``) and, until they finish, the unfinished
+flows of their coflow (``coflow_next``/``coflow_prev``, see :mod:`.coflows`).
 """
 
 from __future__ import annotations
 
-import numba
+from typing import NamedTuple
+
 import numpy as np
 
-from ...sched.allocator import Incidence
-from ...sched.fill import gather_hops
-
-__all__ = ["FlowStore", "WAITING", "ACTIVE", "DONE", "N_ACTIVE", "NEXT", "N_PENDING", "FINISH_RTOL"]
+__all__ = ["FlowStore", "Flows", "WAITING", "ACTIVE", "DONE", "NEXT", "N_PENDING", "SEQ", "FINISH_RTOL"]
 
 #: Record states: started but not sending yet, sending, finished.
 WAITING, ACTIVE, DONE = 0, 1, 2
 
-#: Entries of :attr:`FlowStore.counts`: the number of active flows; the first pending entry
-#: not admitted yet, and the number of pending entries (``pending_*[NEXT:N_PENDING]`` wait).
-N_ACTIVE, NEXT, N_PENDING = 0, 1, 2
+#: Entries of :attr:`FlowStore.counts`: the first pending entry not admitted yet, the
+#: number of pending entries (``pending_*[NEXT:N_PENDING]`` wait), activations so far.
+NEXT, N_PENDING, SEQ = 0, 1, 2
 
 #: Per-record columns: dtype and the value of a row not yet written.
 _COLUMNS = {
@@ -45,14 +34,16 @@ _COLUMNS = {
     "size": (np.float64, 0.0),                 # bytes
     "klass": (np.int64, 0), "coflow": (np.int64, -1),
     "given_bps": (np.float64, 0.0),            # explicit rate (0 = none)
-    "sent": (np.float64, 0.0),                 # bytes, as of the last tally for active flows
+    "sent": (np.float64, 0.0),                 # bytes, for records not active (active: from the group clock)
     "start_s": (np.float64, np.nan), "finish_s": (np.float64, np.nan),
     "startup_s": (np.float64, 0.0),            # the transport's start-up before the first byte
     "state": (np.int8, WAITING),
     "route": (np.int64, -1),                   # row of the route matrix: the record's path
-    "pos": (np.int64, -1),                     # position in the active set, -1 if not active
-    # the active set, by position (not by record): aligned with `active`
-    "active": (np.int64, -1), "rate_bps": (np.float64, 0.0), "finish_at": (np.float64, np.inf),
+    "group": (np.int64, -1),                   # its group while active
+    "level": (np.float64, 0.0),                # the group clock at which it is done
+    "seq": (np.int64, -1),                     # activation number: finishes are reported in this order
+    "member_next": (np.int64, -1), "member_prev": (np.int64, -1),
+    "coflow_next": (np.int64, -1), "coflow_prev": (np.int64, -1),
     "done": (np.int64, -1),                    # the event loop's output: records finished at a step
 }
 
@@ -61,8 +52,36 @@ _COLUMNS = {
 FINISH_RTOL = 1e-9
 
 
+class Flows(NamedTuple):
+    """The flow store's arrays, as the compiled event loop takes them."""
+
+    size: np.ndarray
+    klass: np.ndarray
+    coflow: np.ndarray            #: dense coflow index (:class:`~.coflows.CoflowMeter`), -1 for none
+    given_bps: np.ndarray
+    sent: np.ndarray
+    start_s: np.ndarray
+    finish_s: np.ndarray
+    startup_s: np.ndarray
+    state: np.ndarray
+    route: np.ndarray
+    group: np.ndarray
+    level: np.ndarray
+    seq: np.ndarray
+    member_next: np.ndarray
+    member_prev: np.ndarray
+    coflow_next: np.ndarray
+    coflow_prev: np.ndarray
+    done: np.ndarray
+    route_path: np.ndarray
+    pending_s: np.ndarray
+    pending_recs: np.ndarray
+    pending_tag: np.ndarray
+    counts: np.ndarray
+
+
 class FlowStore:
-    """Records of all flows, the active set and the pending arrivals (see the module docstring)."""
+    """Records of all flows and the queue of pending arrivals (see the module docstring)."""
 
     def __init__(self, capacity: int = 1024, width: int = 6) -> None:
         self.n = 0
@@ -70,7 +89,6 @@ class FlowStore:
             setattr(self, name, np.full(capacity, fill, dtype=dtype))
         self.route_path = np.full((capacity, width), -1, dtype=np.int64)
         self._route_of: dict[tuple[int, ...], int] = {}
-        self.group_slot = np.full(1, -1, dtype=np.int64)  # scratch of _groups, all -1 between calls
         self._index: dict[int, int] = {}
         self.counts = np.zeros(3, dtype=np.int64)
         self.pending_s = np.empty(0)
@@ -78,18 +96,24 @@ class FlowStore:
         self.pending_tag = np.empty(0, dtype=np.int64)
         self._batches = 0
 
-    # -- records ------------------------------------------------------------------------
+    @property
+    def n_routes(self) -> int:
+        """Distinct paths seen so far."""
+        return len(self._route_of)
 
     def add_batch(self, flow_id: np.ndarray, src: np.ndarray, dst: np.ndarray, size: np.ndarray,
                   klass: np.ndarray, coflow: np.ndarray, path_offsets: np.ndarray, path_ports: np.ndarray,
-                  start_s: float | np.ndarray, n_classes: int) -> np.ndarray:
+                  start_s: float | np.ndarray) -> np.ndarray:
         """Record new (waiting) flows in one step and return their record numbers.
 
         ``path_offsets``/``path_ports`` give the ports of flow ``i`` as
-        ``path_ports[path_offsets[i]:path_offsets[i + 1]]`` (as in a ``FlowBatch``).
+        ``path_ports[path_offsets[i]:path_offsets[i + 1]]`` (as in a ``FlowBatch``); every
+        path crosses at least one port.
         """
         ids = flow_id.tolist()
         self._check_new(ids)
+        if len(ids) and np.diff(path_offsets).min() < 1:
+            raise ValueError("every flow must cross at least one port")
         n, r = len(ids), self.n
         while r + n > len(self.flow_id):
             self._grow_rows()
@@ -97,9 +121,6 @@ class FlowStore:
                              ("klass", klass), ("coflow", coflow), ("start_s", start_s)):
             getattr(self, name)[r:r + n] = values
         self.route[r:r + n] = self._routes(path_offsets, path_ports)
-        need = len(self._route_of) * n_classes
-        if need > len(self.group_slot):
-            self.group_slot = np.full(2 * need, -1, dtype=np.int64)
         self._index.update(zip(ids, range(r, r + n)))
         self.n += n
         return np.arange(r, r + n)
@@ -114,12 +135,12 @@ class FlowStore:
         c = self.counts
         tag = self._batches if counted else -1
         self._batches += counted
-        times = np.concatenate([self.pending_s[c[NEXT]:c[N_PENDING]], send_s])
+        waiting = slice(c[NEXT], c[N_PENDING])
+        times = np.concatenate([self.pending_s[waiting], send_s])
         order = np.argsort(times, kind="stable")  # ties: earlier scheduling first
         self.pending_s = times[order]
-        self.pending_recs = np.concatenate([self.pending_recs[c[NEXT]:c[N_PENDING]], recs])[order]
-        self.pending_tag = np.concatenate([self.pending_tag[c[NEXT]:c[N_PENDING]],
-                                           np.full(len(recs), tag, dtype=np.int64)])[order]
+        self.pending_recs = np.concatenate([self.pending_recs[waiting], recs])[order]
+        self.pending_tag = np.concatenate([self.pending_tag[waiting], np.full(len(recs), tag, dtype=np.int64)])[order]
         c[NEXT], c[N_PENDING] = 0, len(times)
 
     def _routes(self, path_offsets: np.ndarray, path_ports: np.ndarray) -> np.ndarray:
@@ -162,126 +183,16 @@ class FlowStore:
         except KeyError as err:
             raise KeyError(f"flow {err.args[0]} was never started") from None
 
-    def sent_at(self, recs: np.ndarray, dt: float) -> np.ndarray:
-        """Bytes of records ``recs`` sent ``dt`` seconds after the last tally (floats, at most their sizes)."""
-        return _sent_at(recs, self.sent, self.pos, self.rate_bps, self.size, dt)
-
-    # -- the active set -----------------------------------------------------------------
-
-    @property
-    def n_active(self) -> int:
-        """Number of active flows."""
-        return int(self.counts[N_ACTIVE])
-
     def active_recs(self) -> np.ndarray:
-        """The active records, in activation order (a view)."""
-        return self.active[:self.counts[N_ACTIVE]]
+        """The active records, in record order."""
+        return np.flatnonzero(self.state[:self.n] == ACTIVE)
 
-    def incidence(self) -> Incidence:
-        """Which active flow (by position) crosses which port, flow by flow in path order."""
-        recs = self.active_recs()
-        return Incidence(*gather_hops(self.route_path, self.route[recs]), len(recs))
+    def arrays(self) -> Flows:
+        """The arrays, for the compiled loop."""
+        return Flows(*(getattr(self, name) for name in Flows._fields))
 
     def _grow_rows(self) -> None:
-        """Double the record arrays (the active set's too: it can hold every record)."""
+        """Double the record arrays."""
         n = len(self.flow_id)
         for name, (dtype, fill) in _COLUMNS.items():
             setattr(self, name, np.concatenate([getattr(self, name), np.full(n, fill, dtype=dtype)]))
-
-
-# -- kernels of the event loop (:mod:`.core`) ---------------------------------------------
-
-@numba.njit(cache=True)
-def _integrate(active, n, rate_bps, dt, sent, coflow, coflow_sent):
-    """Add ``rate * dt / 8`` bytes to every active record and to its coflow (``-1``: none)."""
-    for i in range(n):
-        added = rate_bps[i] * dt / 8
-        r = active[i]
-        sent[r] += added
-        if coflow[r] >= 0:
-            coflow_sent[coflow[r]] += added
-
-
-@numba.njit(cache=True)
-def _activate(recs, state, active, rate_bps, finish_at, pos, counts):
-    """Append waiting records to the active set (rate 0 until the next allocation)."""
-    n = counts[N_ACTIVE]
-    for r in recs:
-        state[r] = ACTIVE
-        active[n], rate_bps[n], finish_at[n], pos[r] = r, 0.0, np.inf, n
-        n += 1
-    counts[N_ACTIVE] = n
-
-
-@numba.njit(cache=True)
-def _finish_due(t, active, rate_bps, finish_at, pos, counts, size, sent, state, coflow, coflow_sent, done):
-    """Finish the active flows due by ``t`` (``finish_at <= t``): sent becomes size, state done.
-
-    The bytes that rounding to their sizes adds go to their coflows' ``coflow_sent``.
-    Writes their records to ``done`` in activation order and returns how many; the active
-    set keeps its order (one streaming pass: the per-flow columns stay read close to record
-    order by every pass over it). Must follow a tally at ``t``.
-    """
-    k = 0
-    n_done = 0
-    for i in range(counts[N_ACTIVE]):
-        r = active[i]
-        if finish_at[i] <= t:
-            done[n_done] = r
-            n_done += 1
-            continue
-        if k != i:
-            active[k], rate_bps[k], finish_at[k] = r, rate_bps[i], finish_at[i]
-            pos[r] = k
-        k += 1
-    counts[N_ACTIVE] = k
-    for j in range(n_done):
-        r = done[j]
-        crumbs = size[r] - sent[r]
-        sent[r] = size[r]
-        state[r] = DONE
-        pos[r] = -1
-        if coflow[r] >= 0:
-            coflow_sent[coflow[r]] += crumbs
-    return n_done
-
-
-@numba.njit(cache=True)
-def _groups(active, n, route, klass, n_classes, slot):
-    """Group of each active flow by (route, class), via ``slot`` (indexed ``route * n_classes + class``,
-    all -1 on entry and on return)."""
-    flow_group = np.empty(n, dtype=np.int64)
-    group_route = np.empty(n, dtype=np.int64)
-    group_class = np.empty(n, dtype=np.int64)
-    g = 0
-    for i in range(n):
-        r = active[i]
-        key = route[r] * n_classes + klass[r]
-        if slot[key] < 0:
-            slot[key] = g
-            group_route[g], group_class[g] = route[r], klass[r]
-            g += 1
-        flow_group[i] = slot[key]
-    for j in range(g):
-        slot[group_route[j] * n_classes + group_class[j]] = -1
-    return flow_group, group_route[:g], group_class[:g]
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _finish_times(active, n, size, sent, rate_bps, now, finish_at):
-    """When each active flow sends its last byte at its rate (``now`` if within :data:`FINISH_RTOL` of done)."""
-    for i in range(n):
-        r = active[i]
-        remaining = size[r] - sent[r]
-        finish_at[i] = now if remaining <= FINISH_RTOL * size[r] else now + remaining * 8 / rate_bps[i]
-
-
-@numba.njit(cache=True)
-def _sent_at(recs, sent, pos, rate_bps, size, dt):
-    """``sent + rate * dt / 8`` for the active ones among ``recs``, capped at their sizes."""
-    out = np.empty(len(recs))
-    for i in range(len(recs)):
-        r = recs[i]
-        x = sent[r] + rate_bps[pos[r]] * dt / 8 if pos[r] >= 0 else sent[r]
-        out[i] = min(x, size[r])
-    return out

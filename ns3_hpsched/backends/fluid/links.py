@@ -5,8 +5,8 @@ port in an interval are the integral of piecewise-constant rates: the meter reco
 allocation (from the backend's ``on_allocate`` hook), the rate of every (port, class)
 pair, and bins those steps into intervals once the run is over.
 
-Allocations name flows, not paths; the paths are read (never changed) from the backend's
-flow store.
+Each allocation gives the rate of every (port, class) pair, so the meter's cost per
+allocation is the number of ports, however many flows are active.
 """
 
 from __future__ import annotations
@@ -47,20 +47,14 @@ class LinkMeter:
 
     def _record(self, allocation) -> None:
         """Store the (port, class) rates of one allocation."""
-        store = self._backend._flows
-        recs = store.active_recs()
-        if not np.array_equal(store.flow_id[recs], allocation.flow_ids):
-            recs = store.records(allocation.flow_ids)  # the active order changed: look them up
-        paths = store.paths(recs)
-        flow, hop = np.nonzero(paths >= 0)
-        port = paths[flow, hop]
-        keep = np.isin(port, self._ports) if self._ports is not None else slice(None)
-        keys = port[keep] * self._k + allocation.classes[flow[keep]]
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        rates = np.bincount(inverse, weights=allocation.rates_bps[flow[keep]], minlength=len(uniq))
+        rate = allocation.port_class_bps
+        if self._ports is not None:
+            rate = rate[self._ports]
+        port, cls = np.nonzero(rate > 0)
+        ports = port if self._ports is None else self._ports[port]
         self._times.append(float(allocation.time_s))
-        self._keys.append(uniq[rates > 0])
-        self._rates.append(rates[rates > 0])
+        self._keys.append(ports * self._k + cls)
+        self._rates.append(rate[port, cls])
 
     def tables(self, end_s: float) -> dict[str, pd.DataFrame]:
         """The ``links`` table of the finished run (the fluid model has no queues or PFC)."""

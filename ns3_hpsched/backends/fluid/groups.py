@@ -1,0 +1,328 @@
+"""Groups of active flows that move in step: one virtual clock each, and who crosses which port.
+
+Max-min fairness gives every flow of one path (*route*) and one class the same rate, so
+the fluid backend keeps its active flows in *groups*, one per (route, class), and does
+per event only what costs the number of groups, never of flows:
+
+* **A virtual clock per group.** ``clock[g]`` is the bytes each flow of group ``g`` has
+  sent since the group was made. A flow joining with ``remaining`` bytes to go gets the
+  *level* ``clock + remaining`` and is done when the clock reaches it, so bringing every
+  flow's bytes up to date (a *tally*) is one addition per group, the group's next finish
+  is its smallest level (its member ``first_done``), and a flow's bytes sent are
+  ``size - (level - clock)``, computed when asked.
+* **Who crosses which port.** Each group's hops are linked into one list per (port,
+  class), with the number of flows of that class on the port (``port_weight``) and, per
+  class, the set of ports it uses (``class_ports``): what water-filling
+  (:mod:`.waterfill`) walks, kept up to date as groups come and go instead of rebuilt.
+
+A flow holding an explicit rate (Varys' MADD) gets a group of its own (``alone``): its
+rate is its explicit rate plus its group's fill. Group numbers are reused once a group
+empties; the live ones are ``live[:counts[N_LIVE]]``. Hop ``j`` of group ``g`` is entry
+``g * width + j`` of the port lists (``width``: hops of the longest route).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from .flows import ACTIVE
+
+__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP"]
+
+#: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill passes so far.
+N_LIVE, N_FREE, STAMP = 0, 1, 2
+
+#: Per-group arrays: dtype and the value of an unused group.
+_GROUP_COLUMNS = {
+    "route": (np.int64, -1), "klass": (np.int64, 0), "alone": (np.bool_, False), "weight": (np.int64, 0),
+    "fill": (np.float64, 0.0), "given": (np.float64, 0.0), "clock": (np.float64, 0.0),
+    "first": (np.int64, -1), "first_done": (np.int64, -1), "finish_at": (np.float64, np.inf),
+    "live_pos": (np.int64, -1), "mark": (np.int64, 0), "live": (np.int64, -1),
+}
+
+
+class Groups(NamedTuple):
+    """The group table's arrays, as the compiled event loop takes them."""
+
+    route: np.ndarray         #: row of the route matrix
+    klass: np.ndarray
+    alone: np.ndarray         #: a flow with an explicit rate, not findable by (route, class)
+    weight: np.ndarray        #: flows in the group
+    fill: np.ndarray          #: each flow's share of its class's max-min fill, bits per second
+    given: np.ndarray         #: the explicit rate of an ``alone`` group's flow (0 otherwise)
+    clock: np.ndarray         #: bytes each flow sent since the group was made, as of the last tally
+    first: np.ndarray         #: head of the member list (a record; -1: none)
+    first_done: np.ndarray    #: the member with the smallest level (-1: to be found again)
+    finish_at: np.ndarray     #: when that member sends its last byte at the current rates
+    live_pos: np.ndarray      #: position in ``live``
+    mark: np.ndarray          #: the water-fill pass that last froze the group
+    live: np.ndarray
+    free: np.ndarray          #: unused group numbers, the next one last
+    counts: np.ndarray
+    slot: np.ndarray          #: route * n_classes + class -> its group (-1: none); not for ``alone`` ones
+    hop_next: np.ndarray      #: the per-(port, class) lists of hop entries
+    hop_prev: np.ndarray
+    port_head: np.ndarray     #: (port, class) -> first hop entry (-1: none)
+    port_weight: np.ndarray   #: (port, class) -> flows of the class crossing the port
+    class_ports: np.ndarray   #: (class, k) -> the k-th port the class uses
+    class_n_ports: np.ndarray
+    class_pos: np.ndarray     #: (port, class) -> position in class_ports (-1: not used)
+    usage: np.ndarray         #: (port, class) -> the class's fill on the port, bits per second
+
+
+class GroupTable:
+    """The group arrays, grown in Python (the compiled loop never allocates them).
+
+    Parameters
+    ----------
+    n_ports, n_classes:
+        The network's ports and priority classes.
+    capacity:
+        Groups to hold; the fluid backend keeps it at least its flow store's record
+        capacity, which bounds the active flows, so no group is ever refused.
+    width:
+        Hops of the longest route.
+    """
+
+    def __init__(self, n_ports: int, n_classes: int, capacity: int = 1024, width: int = 6) -> None:
+        self.width = width
+        for name, (dtype, fill) in _GROUP_COLUMNS.items():
+            setattr(self, name, np.full(capacity, fill, dtype=dtype))
+        self.hop_next = np.full(capacity * width, -1, dtype=np.int64)
+        self.hop_prev = np.full(capacity * width, -1, dtype=np.int64)
+        self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
+        self.counts = np.array([0, capacity, 0], dtype=np.int64)
+        self.slot = np.full(n_classes, -1, dtype=np.int64)
+        self.port_head = np.full((n_ports, n_classes), -1, dtype=np.int64)
+        self.port_weight = np.zeros((n_ports, n_classes), dtype=np.int64)
+        self.class_ports = np.zeros((n_classes, n_ports), dtype=np.int64)
+        self.class_n_ports = np.zeros(n_classes, dtype=np.int64)
+        self.class_pos = np.full((n_ports, n_classes), -1, dtype=np.int64)
+        self.usage = np.zeros((n_ports, n_classes))
+
+    def reserve(self, capacity: int, routes: int, width: int, route_path: np.ndarray) -> None:
+        """Hold at least ``capacity`` groups, ``routes`` routes and routes of ``width`` hops."""
+        if capacity > len(self.route):
+            old, new = len(self.route), max(capacity, 2 * len(self.route))
+            for name, (dtype, fill) in _GROUP_COLUMNS.items():
+                setattr(self, name, np.concatenate([getattr(self, name), np.full(new - old, fill, dtype=dtype)]))
+            for name in ("hop_next", "hop_prev"):  # entries g * width + j of the new groups
+                setattr(self, name, np.concatenate([getattr(self, name),
+                                                    np.full((new - old) * self.width, -1, dtype=np.int64)]))
+            n_free = int(self.counts[N_FREE])
+            free = np.empty(new, dtype=np.int64)  # room for every group to be free at once
+            free[:new - old] = np.arange(new - 1, old - 1, -1)
+            free[new - old:new - old + n_free] = self.free[:n_free]
+            self.free = free
+            self.counts[N_FREE] = n_free + new - old
+        if width > self.width:
+            self._relink(width, route_path)
+        n_classes = self.port_head.shape[1]
+        if routes * n_classes > len(self.slot):
+            self.slot = np.concatenate([self.slot, np.full(max(routes * n_classes, len(self.slot)), -1,
+                                                           dtype=np.int64)])
+
+    def _relink(self, width: int, route_path: np.ndarray) -> None:
+        """Renumber every hop entry for ``width`` hops per group (a longer route came: rare)."""
+        self.width = width
+        self.hop_next = np.full(len(self.route) * width, -1, dtype=np.int64)
+        self.hop_prev = np.full(len(self.route) * width, -1, dtype=np.int64)
+        self.port_head[:] = -1
+        g = self.arrays()
+        for grp in self.live_groups().tolist():
+            _link_hops(g, grp, route_path)
+
+    def arrays(self) -> Groups:
+        """The arrays, for the compiled loop."""
+        return Groups(*(getattr(self, name) for name in Groups._fields))
+
+    def live_groups(self) -> np.ndarray:
+        """Numbers of the live groups (a view)."""
+        return self.live[:self.counts[N_LIVE]]
+
+
+# -- kernels --------------------------------------------------------------------------------
+
+@numba.njit(cache=True)
+def group_for(g, route_path, route, klass, alone, given):
+    """The group a flow of ``route`` and ``klass`` joins: its (route, class) group, made if
+    there is none, or (``alone``) a new group of its own with explicit rate ``given``."""
+    key = route * g.port_head.shape[1] + klass
+    if not alone and g.slot[key] >= 0:
+        return g.slot[key]
+    g.counts[N_FREE] -= 1
+    grp = g.free[g.counts[N_FREE]]
+    g.route[grp], g.klass[grp], g.alone[grp], g.given[grp] = route, klass, alone, given
+    g.weight[grp], g.fill[grp], g.clock[grp] = 0, 0.0, 0.0
+    g.first[grp], g.first_done[grp], g.finish_at[grp] = -1, -1, np.inf
+    g.live_pos[grp] = g.counts[N_LIVE]
+    g.live[g.counts[N_LIVE]] = grp
+    g.counts[N_LIVE] += 1
+    if not alone:
+        g.slot[key] = grp
+    _link_hops(g, grp, route_path)
+    return grp
+
+
+@numba.njit(cache=True)
+def join(g, grp, r, remaining, route_path, level, member_next, member_prev, group):
+    """Record ``r`` joins group ``grp`` with ``remaining`` bytes to send (the clock is tallied to now)."""
+    level[r] = g.clock[grp] + remaining
+    group[r] = grp
+    head = g.first[grp]
+    member_next[r], member_prev[r] = head, -1
+    if head >= 0:
+        member_prev[head] = r
+    g.first[grp] = r
+    if g.weight[grp] == 0 or (g.first_done[grp] >= 0 and level[r] < level[g.first_done[grp]]):
+        g.first_done[grp] = r
+    g.weight[grp] += 1
+    _add_weight(g, grp, route_path, 1)
+
+
+@numba.njit(cache=True)
+def leave(g, grp, r, route_path, level, member_next, member_prev, group):
+    """Record ``r`` leaves group ``grp``; return its remaining bytes. An emptied group is freed."""
+    remaining = level[r] - g.clock[grp]
+    nxt, prv = member_next[r], member_prev[r]
+    if prv >= 0:
+        member_next[prv] = nxt
+    else:
+        g.first[grp] = nxt
+    if nxt >= 0:
+        member_prev[nxt] = prv
+    group[r] = -1
+    g.weight[grp] -= 1
+    _add_weight(g, grp, route_path, -1)
+    if g.weight[grp] == 0:
+        _free(g, grp, route_path)
+    elif g.first_done[grp] == r:
+        g.first_done[grp] = -1  # found again by finish_times, once however many members leave
+    return remaining
+
+
+@numba.njit(cache=True)
+def _smallest_level(first, level, member_next):
+    """The member (from ``first`` on) with the smallest level, the earliest in the list on ties."""
+    best = first
+    r = member_next[first]
+    while r >= 0:
+        if level[r] < level[best]:
+            best = r
+        r = member_next[r]
+    return best
+
+
+@numba.njit(cache=True)
+def _add_weight(g, grp, route_path, delta):
+    """``delta`` flows more of the group's class on each port of its route (ports enter and
+    leave the class's port set as their first flow comes and their last goes)."""
+    c = g.klass[grp]
+    for p in route_path[g.route[grp]]:
+        if p < 0:
+            break
+        before = g.port_weight[p, c]
+        g.port_weight[p, c] = before + delta
+        if before == 0:
+            k = g.class_n_ports[c]
+            g.class_ports[c, k], g.class_pos[p, c] = p, k
+            g.class_n_ports[c] = k + 1
+        elif before + delta == 0:
+            k, last = g.class_pos[p, c], g.class_n_ports[c] - 1
+            moved = g.class_ports[c, last]
+            g.class_ports[c, k], g.class_pos[moved, c] = moved, k
+            g.class_pos[p, c] = -1
+            g.class_n_ports[c] = last
+            g.usage[p, c] = 0.0
+
+
+@numba.njit(cache=True)
+def _free(g, grp, route_path):
+    """Return an empty group's number for reuse; unlink its hops."""
+    width = len(g.hop_next) // len(g.route)
+    c = g.klass[grp]
+    path = route_path[g.route[grp]]
+    for j in range(len(path)):
+        p = path[j]
+        if p < 0:
+            break
+        h = grp * width + j
+        nxt, prv = g.hop_next[h], g.hop_prev[h]
+        if prv >= 0:
+            g.hop_next[prv] = nxt
+        else:
+            g.port_head[p, c] = nxt
+        if nxt >= 0:
+            g.hop_prev[nxt] = prv
+    if not g.alone[grp]:
+        g.slot[g.route[grp] * g.port_head.shape[1] + c] = -1
+    last = g.live[g.counts[N_LIVE] - 1]
+    g.live[g.live_pos[grp]], g.live_pos[last] = last, g.live_pos[grp]
+    g.counts[N_LIVE] -= 1
+    g.live_pos[grp] = -1
+    g.free[g.counts[N_FREE]] = grp
+    g.counts[N_FREE] += 1
+
+
+@numba.njit(cache=True)
+def _link_hops(g, grp, route_path):
+    """Put group ``grp``'s hops at the head of their (port, class) lists."""
+    width = len(g.hop_next) // len(g.route)
+    c = g.klass[grp]
+    path = route_path[g.route[grp]]
+    for j in range(len(path)):
+        p = path[j]
+        if p < 0:
+            break
+        h = grp * width + j
+        head = g.port_head[p, c]
+        g.hop_next[h], g.hop_prev[h] = head, -1
+        if head >= 0:
+            g.hop_prev[head] = h
+        g.port_head[p, c] = h
+
+
+@numba.njit(cache=True)
+def tally_groups(g, dt):
+    """Advance every live group's clock by ``dt`` seconds at its flows' rate."""
+    for i in range(g.counts[N_LIVE]):
+        grp = g.live[i]
+        g.clock[grp] += (g.given[grp] + g.fill[grp]) * dt / 8
+
+
+@numba.njit(cache=True, error_model="numpy")
+def finish_times(g, now, level, size, member_next, rtol):
+    """When each live group's first member sends its last byte at the current rates (``now``
+    if within ``rtol`` of its size of done; ``inf`` if the group sends nothing); a group
+    whose first member left has it found again here."""
+    for i in range(g.counts[N_LIVE]):
+        grp = g.live[i]
+        if g.first_done[grp] < 0:
+            g.first_done[grp] = _smallest_level(g.first[grp], level, member_next)
+        r = g.first_done[grp]
+        remaining = level[r] - g.clock[grp]
+        rate = g.given[grp] + g.fill[grp]
+        g.finish_at[grp] = now if remaining <= rtol * size[r] else now + remaining * 8 / rate
+
+
+@numba.njit(cache=True)
+def next_finish(g):
+    """When the next flow sends its last byte (``inf`` if none will at current rates)."""
+    t = np.inf
+    for i in range(g.counts[N_LIVE]):
+        t = min(t, g.finish_at[g.live[i]])
+    return t
+
+
+@numba.njit(cache=True)
+def bytes_sent(g, f, r, dt):
+    """Bytes record ``r`` (of the flow store's arrays ``f``) has sent ``dt`` seconds after the
+    last tally: from its group's clock while active, as recorded otherwise."""
+    if f.state[r] != ACTIVE:
+        return f.sent[r]
+    grp = f.group[r]
+    remaining = f.level[r] - g.clock[grp] - (g.given[grp] + g.fill[grp]) * dt / 8
+    return min(max(f.size[r] - remaining, 0.0), f.size[r])
