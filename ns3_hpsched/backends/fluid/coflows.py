@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
 from .flows import ACTIVE
 from .groups import bytes_sent
+from .kernel import kernel
 
 __all__ = ["CoflowMeter", "Coflows"]
 
@@ -109,7 +109,7 @@ class CoflowMeter:
 
 # -- kernels --------------------------------------------------------------------------------
 
-@numba.njit(cache=True)
+@kernel
 def link_flows(m, f, recs):
     """Put new records at the head of their coflows' lists of unfinished flows."""
     for r in recs:
@@ -123,7 +123,7 @@ def link_flows(m, f, recs):
         m.head[c] = r
 
 
-@numba.njit(cache=True)
+@kernel
 def flow_finished(m, f, r):
     """Record ``r`` finished: out of its coflow's list, its size into the coflow's bytes."""
     c = f.coflow[r]
@@ -139,7 +139,7 @@ def flow_finished(m, f, r):
     m.done_bytes[c] += f.size[r]
 
 
-@numba.njit(cache=True)
+@kernel
 def coflow_sent(m, f, g, c, dt):
     """Bytes coflow ``c`` has sent ``dt`` seconds after the last tally."""
     total = m.done_bytes[c]
@@ -150,7 +150,7 @@ def coflow_sent(m, f, g, c, dt):
     return total
 
 
-@numba.njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def update_crossings(m, f, g, now):
     """Exact crossing times of the watches at the current rates (call right after a tally at ``now``)."""
     for k in range(m.count[0]):
@@ -168,7 +168,7 @@ def update_crossings(m, f, g, now):
         m.cross_at[k] = now + remaining * 8 / rate
 
 
-@numba.njit(cache=True)
+@kernel
 def next_crossing(m):
     """Earliest crossing time of a watch (``inf`` if none will cross at current rates)."""
     t = np.inf
@@ -177,7 +177,7 @@ def next_crossing(m):
     return t
 
 
-@numba.njit(cache=True)
+@kernel
 def pop_crossed(m, t):
     """Move the watches crossed by ``t`` to ``crossed`` (in index order; their watches end);
     return how many."""

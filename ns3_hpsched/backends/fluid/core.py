@@ -36,10 +36,12 @@ import numba
 import numpy as np
 
 from ...sched.allocator import GIVEN_RTOL
+from ...sched.fill import sift_down
 from ...transports.base import flow_delivery_s
 from .coflows import Coflows, coflow_sent, flow_finished, next_crossing, pop_crossed, update_crossings
 from .flows import ACTIVE, DONE, FINISH_RTOL, N_PENDING, NEXT, SEQ, Flows
 from .groups import Groups, bytes_sent, finish_times, group_for, join, leave, next_finish, tally_groups
+from .kernel import kernel
 from .waterfill import Scratch, refill
 
 __all__ = ["Core", "run_until", "tally", "reclass", "regive", "sent_of", "coflow_bytes", "port_bytes", "active_records",
@@ -85,7 +87,7 @@ class Core(NamedTuple):
     loop: np.ndarray
 
 
-@numba.njit(cache=True)
+@kernel
 def run_until(c, t_python, stop_on_done, stop_on_allocate):
     """Play the fluid model's events until Python must act (see the module docstring).
 
@@ -115,7 +117,7 @@ def run_until(c, t_python, stop_on_done, stop_on_allocate):
             return STEPPED
 
 
-@numba.njit(cache=True)
+@kernel
 def tally(c):
     """Bring every group's clock up to the current time."""
     dt = c.clock[NOW] - c.clock[TALLIED]
@@ -124,14 +126,14 @@ def tally(c):
         c.clock[TALLIED] = c.clock[NOW]
 
 
-@numba.njit(cache=True)
+@kernel
 def _next_arrival(c):
     """When the next pending flow sends its first byte (``inf`` if none)."""
     k = c.f.counts[NEXT]
     return c.f.pending_s[k] if k < c.f.counts[N_PENDING] else np.inf
 
 
-@numba.njit(cache=True)
+@kernel
 def _admit(c):
     """The pending flows due by now start sending; one event per batch that had flows due."""
     f = c.f
@@ -155,7 +157,7 @@ def _admit(c):
     refill_from(c, top)
 
 
-@numba.njit(cache=True)
+@kernel(inline="always")
 def _join(c, r, remaining):
     """Active record ``r`` joins the group of its route and class (one of its own with an
     explicit rate); the clocks must be tallied to now."""
@@ -165,14 +167,14 @@ def _join(c, r, remaining):
     join(c.g, grp, r, remaining, f.route_path, f.level, f.member_next, f.member_prev, f.group)
 
 
-@numba.njit(cache=True)
+@kernel(inline="always")
 def _leave(c, r):
     """Active record ``r`` leaves its group; return its remaining bytes (clocks tallied to now)."""
     f = c.f
     return leave(c.g, f.group[r], r, f.route_path, f.level, f.member_next, f.member_prev, f.group)
 
 
-@numba.njit(cache=True)
+@kernel
 def _mark_path(c, r):
     """Record ``r``'s explicit rate changed on its ports: they are summed again, and the
     classes crossing them refilled, at the next allocation."""
@@ -184,7 +186,7 @@ def _mark_path(c, r):
     c.loop[DIRTY] = 1
 
 
-@numba.njit(cache=True)
+@kernel
 def refill_from(c, klass):
     """Rates of class ``klass`` and below must be recomputed (nothing if ``klass`` is N_CLASSES)."""
     if klass < c.loop[N_CLASSES]:
@@ -192,7 +194,7 @@ def refill_from(c, klass):
         c.loop[DIRTY] = 1
 
 
-@numba.njit(cache=True)
+@kernel
 def _prepare(c):
     """Before time advances: reallocate if anything changed, update crossing times.
 
@@ -213,7 +215,7 @@ def _prepare(c):
     return allocated
 
 
-@numba.njit(cache=True)
+@kernel
 def _allocate(c):
     """New rates for the groups, and their finish times; ``False`` if explicit rates overload a port.
 
@@ -244,7 +246,7 @@ def _allocate(c):
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def _sum_given(c):
     """Explicit rates per port, summed afresh over the groups holding one."""
     g = c.g
@@ -258,7 +260,7 @@ def _sum_given(c):
                 c.given_port[p] += g.given[grp]
 
 
-@numba.njit(cache=True)
+@kernel
 def _advance(c, t):
     """Move the clock to ``t``; finish the flows and pop the watches due by then.
 
@@ -276,7 +278,7 @@ def _advance(c, t):
     f = c.f
     n = _collect_done(c, t)
     done = f.done[:n]
-    done[:] = done[np.argsort(f.seq[done], kind="mergesort")]
+    _sort_by(done, f.seq)
     for r in done:  # delivery first, while the rates they finished in stand
         delay = 0.0
         if c.loop[LATENCY]:
@@ -295,7 +297,21 @@ def _advance(c, t):
     c.loop[N_ACTIVE] -= n
 
 
-@numba.njit(cache=True)
+@kernel
+def _sort_by(a, key):
+    """Sort ``a`` (indices into ``key``, distinct keys) by ``key``, in place and without
+    allocating (heapsort: the popped smallest go to the back, then the whole is reversed)."""
+    n = len(a)
+    for k in range(n // 2 - 1, -1, -1):
+        sift_down(a, key, n, k)
+    for size in range(n - 1, 0, -1):
+        a[0], a[size] = a[size], a[0]
+        sift_down(a, key, size, 0)
+    for i in range(n // 2):
+        a[i], a[n - 1 - i] = a[n - 1 - i], a[i]
+
+
+@kernel
 def _collect_done(c, t):
     """Write to ``f.done`` the members of the groups due by ``t`` that are done; return how many.
 
@@ -321,7 +337,7 @@ def _collect_done(c, t):
     return n
 
 
-@numba.njit(cache=True)
+@kernel
 def _delivery_s(c, r, t):
     """Record ``r``'s delivery delay, with the total rates of its ports now."""
     f, g = c.f, c.g
@@ -340,7 +356,7 @@ def _delivery_s(c, r, t):
 
 # -- what Python asks between steps ----------------------------------------------------------
 
-@numba.njit(cache=True)
+@kernel
 def reclass(c, recs, classes):
     """Move records to new classes, in order; finished ones keep theirs.
 
@@ -370,7 +386,7 @@ def reclass(c, recs, classes):
     return -1
 
 
-@numba.njit(cache=True)
+@kernel
 def regive(c, recs):
     """Active records ``recs`` have new explicit rates (``f.given_bps``): regroup them (a flow
     with an explicit rate is a group of its own) and mark their ports."""
@@ -390,7 +406,7 @@ def sent_of(c, recs):
     return out
 
 
-@numba.njit(cache=True)
+@kernel
 def coflow_bytes(c, idx):
     """Bytes coflow ``idx`` has sent by now."""
     return coflow_sent(c.m, c.f, c.g, idx, c.clock[NOW] - c.clock[TALLIED])

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
 from .flows import ACTIVE
+from .kernel import kernel
 
 __all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP"]
 
@@ -146,7 +146,7 @@ class GroupTable:
 
 # -- kernels --------------------------------------------------------------------------------
 
-@numba.njit(cache=True)
+@kernel
 def group_for(g, route_path, route, klass, alone, given):
     """The group a flow of ``route`` and ``klass`` joins: its (route, class) group, made if
     there is none, or (``alone``) a new group of its own with explicit rate ``given``."""
@@ -167,7 +167,7 @@ def group_for(g, route_path, route, klass, alone, given):
     return grp
 
 
-@numba.njit(cache=True)
+@kernel
 def join(g, grp, r, remaining, route_path, level, member_next, member_prev, group):
     """Record ``r`` joins group ``grp`` with ``remaining`` bytes to send (the clock is tallied to now)."""
     level[r] = g.clock[grp] + remaining
@@ -183,7 +183,7 @@ def join(g, grp, r, remaining, route_path, level, member_next, member_prev, grou
     _add_weight(g, grp, route_path, 1)
 
 
-@numba.njit(cache=True)
+@kernel
 def leave(g, grp, r, route_path, level, member_next, member_prev, group):
     """Record ``r`` leaves group ``grp``; return its remaining bytes. An emptied group is freed."""
     remaining = level[r] - g.clock[grp]
@@ -204,7 +204,7 @@ def leave(g, grp, r, route_path, level, member_next, member_prev, group):
     return remaining
 
 
-@numba.njit(cache=True)
+@kernel
 def _smallest_level(first, level, member_next):
     """The member (from ``first`` on) with the smallest level, the earliest in the list on ties."""
     best = first
@@ -216,7 +216,7 @@ def _smallest_level(first, level, member_next):
     return best
 
 
-@numba.njit(cache=True)
+@kernel
 def _add_weight(g, grp, route_path, delta):
     """``delta`` flows more of the group's class on each port of its route (ports enter and
     leave the class's port set as their first flow comes and their last goes)."""
@@ -239,7 +239,7 @@ def _add_weight(g, grp, route_path, delta):
             g.usage[p, c] = 0.0
 
 
-@numba.njit(cache=True)
+@kernel
 def _free(g, grp, route_path):
     """Return an empty group's number for reuse; unlink its hops."""
     width = len(g.hop_next) // len(g.route)
@@ -267,7 +267,7 @@ def _free(g, grp, route_path):
     g.counts[N_FREE] += 1
 
 
-@numba.njit(cache=True)
+@kernel
 def _link_hops(g, grp, route_path):
     """Put group ``grp``'s hops at the head of their (port, class) lists."""
     width = len(g.hop_next) // len(g.route)
@@ -285,7 +285,7 @@ def _link_hops(g, grp, route_path):
         g.port_head[p, c] = h
 
 
-@numba.njit(cache=True)
+@kernel
 def tally_groups(g, dt):
     """Advance every live group's clock by ``dt`` seconds at its flows' rate."""
     for i in range(g.counts[N_LIVE]):
@@ -293,7 +293,7 @@ def tally_groups(g, dt):
         g.clock[grp] += (g.given[grp] + g.fill[grp]) * dt / 8
 
 
-@numba.njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def finish_times(g, now, level, size, member_next, rtol):
     """When each live group's first member sends its last byte at the current rates (``now``
     if within ``rtol`` of its size of done; ``inf`` if the group sends nothing); a group
@@ -308,7 +308,7 @@ def finish_times(g, now, level, size, member_next, rtol):
         g.finish_at[grp] = now if remaining <= rtol * size[r] else now + remaining * 8 / rate
 
 
-@numba.njit(cache=True)
+@kernel
 def next_finish(g):
     """When the next flow sends its last byte (``inf`` if none will at current rates)."""
     t = np.inf
@@ -317,7 +317,7 @@ def next_finish(g):
     return t
 
 
-@numba.njit(cache=True)
+@kernel
 def bytes_sent(g, f, r, dt):
     """Bytes record ``r`` (of the flow store's arrays ``f``) has sent ``dt`` seconds after the
     last tally: from its group's clock while active, as recorded otherwise."""

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
 from ...sched.fill import sift_down
 from .groups import STAMP
+from .kernel import kernel
 
 __all__ = ["Scratch", "scratch", "refill", "RESIDUAL_RTOL"]
 
@@ -54,7 +54,7 @@ def scratch(n_ports: int) -> Scratch:
                    np.zeros(n_ports, dtype=np.int64))
 
 
-@numba.njit(cache=True)
+@kernel
 def refill(g, s, route_path, capacity, given_port, top):
     """Refill classes ``top`` and below, in order: each group's ``fill`` and each (port,
     class)'s ``usage``, in what ``given_port`` (explicit rates per port) and the classes
@@ -64,7 +64,7 @@ def refill(g, s, route_path, capacity, given_port, top):
             _fill_class(g, s, route_path, capacity, given_port, c)
 
 
-@numba.njit(cache=True)
+@kernel
 def _fill_class(g, s, route_path, capacity, given_port, c):
     """Max-min fill of class ``c`` by water-filling (see the module docstring)."""
     n = g.class_n_ports[c]
@@ -107,7 +107,7 @@ def _fill_class(g, s, route_path, capacity, given_port, c):
         s.residual[p], s.count[p] = 0.0, 0
 
 
-@numba.njit(cache=True)
+@kernel
 def _freeze(g, s, route_path, grp, bottleneck, c, level):
     """Group ``grp`` gets fill ``level`` per flow; its ports carry it (the bottleneck's own
     residual and count are cleared by the caller)."""
@@ -123,7 +123,7 @@ def _freeze(g, s, route_path, grp, bottleneck, c, level):
             s.count[q] -= w
 
 
-@numba.njit(cache=True)
+@kernel
 def _pop(heap, key, size):
     """Remove the top of the min-heap ``heap[:size]``; return the new size."""
     size -= 1
