@@ -40,7 +40,7 @@ from ...sched.fill import sift_down
 from ...transports.base import flow_delivery_s
 from .coflows import Coflows, coflow_sent, flow_finished, next_crossing, pop_crossed, update_crossings
 from .flows import ACTIVE, DONE, FINISH_RTOL, N_PENDING, NEXT, SEQ, Flows
-from .groups import Groups, bytes_sent, finish_times, group_for, join, leave, next_finish, tally_groups
+from .groups import Groups, bytes_sent, finish_times, group_for, join, leave, next_done, next_finish, tally_groups
 from .kernel import kernel
 from .waterfill import Scratch, refill
 
@@ -268,7 +268,7 @@ def _advance(c, t):
     delivery delay (:func:`~ns3_hpsched.transports.base.flow_delivery_s`, charged with
     the port rates of the allocation they finished in).
     """
-    due = next_finish(c.g) <= t
+    due = next_done(c.g) <= t
     c.loop[N_CROSSED] = pop_crossed(c.m, t)
     c.clock[NOW] = t
     c.loop[N_DONE] = 0
@@ -315,15 +315,16 @@ def _sort_by(a, key):
 def _collect_done(c, t):
     """Write to ``f.done`` the members of the groups due by ``t`` that are done; return how many.
 
-    A due group's first member is done (its finish time came), and so is every member
-    whose level is no further than that member's, or within :data:`FINISH_RTOL` of its
-    size (round-off of the clock would otherwise leave crumbs).
+    A due group's first member is done (it is within :data:`FINISH_RTOL` of its size of
+    done), and so is every member whose level is no further than that member's, or
+    within :data:`FINISH_RTOL` of its size (round-off of the clock would otherwise leave
+    crumbs).
     """
     f, g = c.f, c.g
     n = 0
     for i in range(g.counts[0]):
         grp = g.live[i]
-        if g.finish_at[grp] > t:
+        if g.done_at[grp] > t:
             continue
         clock = g.clock[grp]
         reach = f.level[g.first_done[grp]] - clock

@@ -40,6 +40,7 @@ _GROUP_COLUMNS = {
     "route": (np.int64, -1), "klass": (np.int64, 0), "alone": (np.bool_, False), "weight": (np.int64, 0),
     "fill": (np.float64, 0.0), "given": (np.float64, 0.0), "clock": (np.float64, 0.0),
     "first": (np.int64, -1), "first_done": (np.int64, -1), "finish_at": (np.float64, np.inf),
+    "done_at": (np.float64, np.inf),
     "live_pos": (np.int64, -1), "mark": (np.int64, 0), "live": (np.int64, -1),
 }
 
@@ -57,6 +58,7 @@ class Groups(NamedTuple):
     first: np.ndarray         #: head of the member list (a record; -1: none)
     first_done: np.ndarray    #: the member with the smallest level (-1: to be found again)
     finish_at: np.ndarray     #: when that member sends its last byte at the current rates
+    done_at: np.ndarray       #: when it is within ``FINISH_RTOL`` of its size of done (it counts as done then)
     live_pos: np.ndarray      #: position in ``live``
     mark: np.ndarray          #: the water-fill pass that last froze the group
     live: np.ndarray
@@ -157,7 +159,7 @@ def group_for(g, route_path, route, klass, alone, given):
     grp = g.free[g.counts[N_FREE]]
     g.route[grp], g.klass[grp], g.alone[grp], g.given[grp] = route, klass, alone, given
     g.weight[grp], g.fill[grp], g.clock[grp] = 0, 0.0, 0.0
-    g.first[grp], g.first_done[grp], g.finish_at[grp] = -1, -1, np.inf
+    g.first[grp], g.first_done[grp], g.finish_at[grp], g.done_at[grp] = -1, -1, np.inf, np.inf
     g.live_pos[grp] = g.counts[N_LIVE]
     g.live[g.counts[N_LIVE]] = grp
     g.counts[N_LIVE] += 1
@@ -295,9 +297,13 @@ def tally_groups(g, dt):
 
 @kernel(error_model="numpy")
 def finish_times(g, now, level, size, member_next, rtol):
-    """When each live group's first member sends its last byte at the current rates (``now``
-    if within ``rtol`` of its size of done; ``inf`` if the group sends nothing); a group
-    whose first member left has it found again here."""
+    """When each live group's first member sends its last byte at the current rates, and
+    when it comes within ``rtol`` of its size of done (``now`` if it is; ``inf`` if the
+    group sends nothing); a group whose first member left has it found again here.
+
+    A flow counts as done from ``done_at`` on, so a flow whose last byte and another
+    event fall on one instant up to round-off of the clocks finishes at that instant,
+    in the rates it was sending at, whichever event the round-off put first."""
     for i in range(g.counts[N_LIVE]):
         grp = g.live[i]
         if g.first_done[grp] < 0:
@@ -305,7 +311,12 @@ def finish_times(g, now, level, size, member_next, rtol):
         r = g.first_done[grp]
         remaining = level[r] - g.clock[grp]
         rate = g.given[grp] + g.fill[grp]
-        g.finish_at[grp] = now if remaining <= rtol * size[r] else now + remaining * 8 / rate
+        slack = rtol * size[r]
+        if remaining <= slack:
+            g.finish_at[grp] = g.done_at[grp] = now
+        else:
+            g.finish_at[grp] = now + remaining * 8 / rate
+            g.done_at[grp] = now + (remaining - slack) * 8 / rate
 
 
 @kernel
@@ -314,6 +325,15 @@ def next_finish(g):
     t = np.inf
     for i in range(g.counts[N_LIVE]):
         t = min(t, g.finish_at[g.live[i]])
+    return t
+
+
+@kernel
+def next_done(g):
+    """When the next flow counts as done: within ``FINISH_RTOL`` of its size (``inf``: none will)."""
+    t = np.inf
+    for i in range(g.counts[N_LIVE]):
+        t = min(t, g.done_at[g.live[i]])
     return t
 
 
