@@ -32,7 +32,7 @@ from .kernel import kernel
 
 __all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP"]
 
-#: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill passes so far.
+#: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (two a class fill).
 N_LIVE, N_FREE, STAMP = 0, 1, 2
 
 #: Per-group arrays: dtype and the value of an unused group.
@@ -41,7 +41,7 @@ _GROUP_COLUMNS = {
     "fill": (np.float64, 0.0), "given": (np.float64, 0.0), "clock": (np.float64, 0.0),
     "first": (np.int64, -1), "first_done": (np.int64, -1), "finish_at": (np.float64, np.inf),
     "done_at": (np.float64, np.inf),
-    "live_pos": (np.int64, -1), "mark": (np.int64, 0), "live": (np.int64, -1),
+    "live_pos": (np.int64, -1), "mark": (np.int64, 0), "live": (np.int64, -1), "unfrozen": (np.int64, -1),
 }
 
 
@@ -60,8 +60,9 @@ class Groups(NamedTuple):
     finish_at: np.ndarray     #: when that member sends its last byte at the current rates
     done_at: np.ndarray       #: when it is within ``FINISH_RTOL`` of its size of done (it counts as done then)
     live_pos: np.ndarray      #: position in ``live``
-    mark: np.ndarray          #: the water-fill pass that last froze the group
+    mark: np.ndarray          #: the last water-fill stamp the group got (listed, then frozen)
     live: np.ndarray
+    unfrozen: np.ndarray      #: water-filling's list of the groups of a class not frozen yet
     free: np.ndarray          #: unused group numbers, the next one last
     counts: np.ndarray
     slot: np.ndarray          #: route * n_classes + class -> its group (-1: none); not for ``alone`` ones

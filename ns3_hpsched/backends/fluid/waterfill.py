@@ -7,13 +7,22 @@ of one route and class, which max-min gives one rate) and the lists of who cross
 port, which the group table keeps up to date, so a class's fill costs its own hops and
 ports, not the network's.
 
-Water-filling, one class at a time: every port the class uses offers the *share*
-``residual / flows``; the port of smallest share is a bottleneck, its unfrozen groups
-freeze at that share, and only the ports they cross change. Freezing at the smallest
-share only raises the others' shares, so a heap of ports keyed by their shares, with a
-key re-read when it reaches the top, visits every hop once (Bertsekas & Gallager, *Data
-Networks*, 2nd ed., sec. 6.5.2). A bottleneck's residual is set to exactly 0, so a lower
-class sees a saturated port as full, not as round-off dust.
+One class at a time, every port the class uses offers the *share* ``residual / flows``
+of what is left to its unfrozen flows, and a port whose share is the smallest of every
+group crossing it is a bottleneck: its groups freeze at that share (Bertsekas &
+Gallager, *Data Networks*, 2nd ed., sec. 6.5.2). Two ways to find them, each the faster
+one where it is used (the measurements of :mod:`ns3_hpsched.sched.fill`):
+
+* **Parallel rounds** (classes without explicit rates on their ports): each round finds
+  every bottleneck at once and freezes their groups; sparse classes (flows spread over
+  a fat-tree) settle in two or three rounds of a pass over their hops.
+* **A heap of ports** keyed by their shares (classes sharing ports with explicit rates,
+  whose uneven leftovers take the rounds dozens of passes): the port of smallest share
+  is a bottleneck; freezing at it only raises the other shares, so a key re-read when it
+  reaches the top visits every hop once.
+
+A bottleneck's residual is set to exactly 0, so a lower class sees a saturated port as
+full, not as round-off dust.
 
 Only classes from the highest one that changed down are refilled: strict priority means
 a class's rates depend on its own and higher classes only. A class's load on each port
@@ -38,20 +47,33 @@ __all__ = ["Scratch", "scratch", "refill", "RESIDUAL_RTOL"]
 #: capacity is full for a lower class (float round-off would otherwise leave it crumbs).
 RESIDUAL_RTOL = 1e-12
 
+#: A class is *sparse*, filled in parallel rounds first, when its ports carry at most
+#: this many of its flows on average; denser classes go to the heap at once.
+SPARSE = 2
+#: Parallel rounds a sparse class gets before the heap takes its remaining groups.
+ROUNDS = 4
+
 
 class Scratch(NamedTuple):
     """Per-port work arrays of a fill (only the filled class's ports are read or written)."""
 
     residual: np.ndarray
     count: np.ndarray
-    key: np.ndarray
+    key: np.ndarray        #: heap keys (by position in the class's port list), or a round's shares
     heap: np.ndarray
+    round: np.ndarray      #: a round, per port: LOWEST, TOTAL, BOTTLENECK (one array: see below)
+
+
+#: Columns of :attr:`Scratch.round`: the smallest share of the groups crossing the port,
+#: the load the round's frozen groups put on it, 1.0 if it is a bottleneck (one array
+#: rather than three keeps the tuple every kernel is handed small).
+LOWEST, TOTAL, BOTTLENECK = 0, 1, 2
 
 
 def scratch(n_ports: int) -> Scratch:
     """Work arrays for a network of ``n_ports`` ports."""
     return Scratch(np.zeros(n_ports), np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports),
-                   np.zeros(n_ports, dtype=np.int64))
+                   np.zeros(n_ports, dtype=np.int64), np.zeros((n_ports, 3)))
 
 
 @kernel
@@ -66,9 +88,11 @@ def refill(g, s, route_path, capacity, given_port, top):
 
 @kernel
 def _fill_class(g, s, route_path, capacity, given_port, c):
-    """Max-min fill of class ``c`` by water-filling (see the module docstring)."""
+    """Max-min fill of class ``c``: rounds unless explicit rates share its ports, then the
+    heap for whatever the rounds left (see the module docstring)."""
     n = g.class_n_ports[c]
     ports = g.class_ports[c, :n]
+    explicit, crossings = False, 0
     for k in range(n):
         p = ports[k]
         room = capacity[p] - given_port[p]
@@ -77,12 +101,97 @@ def _fill_class(g, s, route_path, capacity, given_port, c):
         if room <= RESIDUAL_RTOL * capacity[p]:
             room = 0.0
         s.residual[p], s.count[p] = room, g.port_weight[p, c]
-        s.key[k], s.heap[k] = room / s.count[p], k
         g.usage[p, c] = 0.0
+        explicit = explicit or given_port[p] > 0
+        crossings += s.count[p]
+    g.counts[STAMP] += 2  # this fill's stamps: listed, then frozen
+    if explicit or crossings > SPARSE * n:
+        _heap_fill(g, s, route_path, ports, c)
+    elif _rounds(g, s, route_path, ports, c, _list_groups(g, ports, c, g.counts[STAMP] - 1), ROUNDS):
+        _heap_fill(g, s, route_path, ports, c)
+
+
+@kernel
+def _list_groups(g, ports, c, stamp):
+    """Put the groups of class ``c`` (crossing ``ports``) in ``g.unfrozen``, once each; return how many."""
+    width = len(g.hop_next) // len(g.route)
+    m = 0
+    for p in ports:
+        h = g.port_head[p, c]
+        while h >= 0:
+            grp = h // width
+            if g.mark[grp] != stamp:
+                g.mark[grp] = stamp
+                g.unfrozen[m] = grp
+                m += 1
+            h = g.hop_next[h]
+    return m
+
+
+@kernel
+def _rounds(g, s, route_path, ports, c, m, rounds):
+    """Up to ``rounds`` parallel rounds over the ``m`` groups of ``g.unfrozen``; returns how
+    many are left unfrozen (the first of ``g.unfrozen``)."""
+    frozen = g.counts[STAMP]
+    while m and rounds:
+        rounds -= 1
+        for p in ports:
+            s.key[p] = s.residual[p] / s.count[p] if s.count[p] > 0 else np.inf
+            s.round[p, LOWEST], s.round[p, TOTAL] = np.inf, 0.0
+        for i in range(m):  # each group's share: the smallest of its ports'
+            grp = g.unfrozen[i]
+            share = np.inf
+            for q in route_path[g.route[grp]]:
+                if q < 0:
+                    break
+                share = min(share, s.key[q])
+            g.fill[grp] = share
+            for q in route_path[g.route[grp]]:
+                if q < 0:
+                    break
+                s.round[q, LOWEST] = min(s.round[q, LOWEST], share)
+        for p in ports:
+            s.round[p, BOTTLENECK] = s.count[p] > 0 and s.key[p] <= s.round[p, LOWEST]
+        kept = 0
+        for i in range(m):
+            grp = g.unfrozen[i]
+            path = route_path[g.route[grp]]
+            hit = False
+            for q in path:
+                if q < 0:
+                    break
+                hit = hit or s.round[q, BOTTLENECK] > 0
+            if not hit:
+                g.unfrozen[kept] = grp
+                kept += 1
+                continue
+            g.mark[grp] = frozen
+            load = g.fill[grp] * g.weight[grp]
+            for q in path:
+                if q < 0:
+                    break
+                g.usage[q, c] += load
+                s.round[q, TOTAL] += load
+                s.count[q] -= g.weight[grp]
+        for p in ports:
+            s.residual[p] -= s.round[p, TOTAL]
+            if s.round[p, BOTTLENECK] > 0 or s.residual[p] < 0.0:
+                s.residual[p] = 0.0
+        m = kept
+    return m
+
+
+@kernel
+def _heap_fill(g, s, route_path, ports, c):
+    """Water-fill class ``c``'s unfrozen groups with a heap of its ports (module docstring)."""
+    n = len(ports)
+    for k in range(n):
+        p = ports[k]
+        s.key[k] = s.residual[p] / s.count[p] if s.count[p] > 0 else np.inf
+        s.heap[k] = k
     for k in range(n // 2 - 1, -1, -1):
         sift_down(s.heap, s.key, n, k)
-    g.counts[STAMP] += 1
-    stamp = g.counts[STAMP]
+    frozen = g.counts[STAMP]
     width = len(g.hop_next) // len(g.route)
     size = n
     while size:
@@ -100,8 +209,8 @@ def _fill_class(g, s, route_path, capacity, given_port, c):
         h = g.port_head[p, c]
         while h >= 0:
             grp = h // width
-            if g.mark[grp] != stamp:
-                g.mark[grp] = stamp
+            if g.mark[grp] != frozen:
+                g.mark[grp] = frozen
                 _freeze(g, s, route_path, grp, p, c, level)
             h = g.hop_next[h]
         s.residual[p], s.count[p] = 0.0, 0
