@@ -203,9 +203,12 @@ def test_conservation_capacity_and_saturation_after_every_allocation(latency):
     np.testing.assert_allclose(tx, expected_tx, atol=len(flows))
 
 
-def test_incremental_allocation_equals_allocating_from_scratch():
-    """Keeping the rates of classes above a change gives the allocator's from-scratch rates."""
-    backend, flows, allocations = _random_run(seed=5, n_flows=80)
+@pytest.mark.parametrize("n_flows", [12, 80, 400])
+def test_incremental_allocation_equals_allocating_from_scratch(n_flows):
+    """Keeping the rates of classes above a change gives the allocator's from-scratch rates,
+    for classes sparse enough to be filled in parallel rounds (few flows spread over the
+    fat-tree) and dense ones filled by the heap."""
+    backend, flows, allocations = _random_run(seed=5, n_flows=n_flows)
     topo = backend.topology
     paths = {f.flow_id: topo.flow_path(f.flow_id, f.src, f.dst) for f in flows}
     for alloc in allocations:
