@@ -121,7 +121,7 @@ class FluidBackend(Backend):
         self._given_port = np.zeros(topology.n_ports)
         self._given_marked = np.zeros(topology.n_ports, dtype=bool)
         self._port_rate = np.zeros(topology.n_ports)
-        self._clock = np.zeros(2)               # core.NOW, core.TALLIED
+        self._clock = core.new_clock()
         self._loop = core.new_loop(n_classes, latency, topology.mtu_bytes)
 
     # -- the Backend interface ----------------------------------------------------------

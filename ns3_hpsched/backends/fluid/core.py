@@ -40,19 +40,21 @@ from ...sched.fill import sift_down
 from ...transports.base import flow_delivery_s
 from .coflows import Coflows, coflow_sent, flow_finished, next_crossing, pop_crossed, update_crossings
 from .flows import ACTIVE, DONE, FINISH_RTOL, N_PENDING, NEXT, SEQ, Flows
-from .groups import Groups, bytes_sent, finish_times, group_for, join, leave, next_done, next_finish, tally_groups
+from .groups import Groups, bytes_sent, finish_times, group_for, join, leave, tally_groups
 from .kernel import kernel
 from .waterfill import Scratch, refill
 
 __all__ = ["Core", "run_until", "tally", "reclass", "regive", "sent_of", "coflow_bytes", "port_bytes", "active_records",
-           "IDLE", "PYTHON", "STEPPED", "ALLOCATED", "OVERLOADED", "NOW", "TALLIED", "EVENTS", "DIRTY",
+           "IDLE", "PYTHON", "STEPPED", "ALLOCATED", "OVERLOADED", "NOW", "TALLIED", "new_clock", "EVENTS", "DIRTY",
            "WATCH_DIRTY", "N_DONE", "N_CROSSED", "ALLOCATIONS", "ACTIVE_SUM", "LOOP_SIZE", "new_loop"]
 
 #: Why :func:`run_until` returned.
 IDLE, PYTHON, STEPPED, ALLOCATED, OVERLOADED = 0, 1, 2, 3, 4
 
-#: Entries of :attr:`Core.clock`: the current time, and when byte counts were last tallied.
-NOW, TALLIED = 0, 1
+#: Entries of :attr:`Core.clock`: the current time; when byte counts were last tallied; when
+#: the next flow sends its last byte, and when the next counts as done (both as of the last
+#: allocation, which every change of a group or a rate precedes; ``inf``: none).
+NOW, TALLIED, NEXT_FINISH, NEXT_DONE = range(4)
 #: Entries of :attr:`Core.loop`: events processed by the loop (admissions); rates must be
 #: recomputed; from this class down; explicit rates changed; crossing times must be
 #: recomputed; flows finished and watches crossed at the last step; the port explicit
@@ -61,6 +63,11 @@ NOW, TALLIED = 0, 1
 (EVENTS, DIRTY, CHANGED_CLASS, GIVEN_DIRTY, WATCH_DIRTY, N_DONE, N_CROSSED, OVER, LATENCY, N_CLASSES,
  MTU, N_ACTIVE, ALLOCATIONS, ACTIVE_SUM) = range(14)
 LOOP_SIZE = 14
+
+
+def new_clock() -> np.ndarray:
+    """The loop's times at the start of a run."""
+    return np.array([0.0, 0.0, np.inf, np.inf])
 
 
 def new_loop(n_classes: int, latency: bool, mtu_bytes: int) -> np.ndarray:
@@ -109,7 +116,7 @@ def run_until(c, t_python, stop_on_done, stop_on_allocate):
             return OVERLOADED
         if allocated and stop_on_allocate:
             return ALLOCATED
-        t = min(t_python, next_finish(c.g), next_crossing(c.m), _next_arrival(c))
+        t = min(t_python, c.clock[NEXT_FINISH], next_crossing(c.m), _next_arrival(c))
         if t == np.inf:
             return IDLE
         _advance(c, t)
@@ -242,7 +249,7 @@ def _allocate(c):
     c.loop[CHANGED_CLASS] = c.loop[N_CLASSES]
     c.loop[ALLOCATIONS] += 1
     c.loop[ACTIVE_SUM] += c.loop[N_ACTIVE]
-    finish_times(c.g, c.clock[NOW], c.f.level, c.f.size, c.f.member_next, FINISH_RTOL)
+    finish_times(c.g, c.clock[NOW], c.f.level, c.f.size, c.f.member_next, FINISH_RTOL, c.clock[NEXT_FINISH:])
     return True
 
 
@@ -268,7 +275,7 @@ def _advance(c, t):
     delivery delay (:func:`~ns3_hpsched.transports.base.flow_delivery_s`, charged with
     the port rates of the allocation they finished in).
     """
-    due = next_done(c.g) <= t
+    due = c.clock[NEXT_DONE] <= t
     c.loop[N_CROSSED] = pop_crossed(c.m, t)
     c.clock[NOW] = t
     c.loop[N_DONE] = 0

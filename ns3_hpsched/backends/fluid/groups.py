@@ -297,14 +297,16 @@ def tally_groups(g, dt):
 
 
 @kernel(error_model="numpy")
-def finish_times(g, now, level, size, member_next, rtol):
+def finish_times(g, now, level, size, member_next, rtol, soonest):
     """When each live group's first member sends its last byte at the current rates, and
     when it comes within ``rtol`` of its size of done (``now`` if it is; ``inf`` if the
-    group sends nothing); a group whose first member left has it found again here.
+    group sends nothing); a group whose first member left has it found again here. The
+    earliest of each go to ``soonest[0]`` and ``soonest[1]``.
 
     A flow counts as done from ``done_at`` on, so a flow whose last byte and another
     event fall on one instant up to round-off of the clocks finishes at that instant,
     in the rates it was sending at, whichever event the round-off put first."""
+    soonest[0] = soonest[1] = np.inf
     for i in range(g.counts[N_LIVE]):
         grp = g.live[i]
         if g.first_done[grp] < 0:
@@ -318,24 +320,8 @@ def finish_times(g, now, level, size, member_next, rtol):
         else:
             g.finish_at[grp] = now + remaining * 8 / rate
             g.done_at[grp] = now + (remaining - slack) * 8 / rate
-
-
-@kernel
-def next_finish(g):
-    """When the next flow sends its last byte (``inf`` if none will at current rates)."""
-    t = np.inf
-    for i in range(g.counts[N_LIVE]):
-        t = min(t, g.finish_at[g.live[i]])
-    return t
-
-
-@kernel
-def next_done(g):
-    """When the next flow counts as done: within ``FINISH_RTOL`` of its size (``inf``: none will)."""
-    t = np.inf
-    for i in range(g.counts[N_LIVE]):
-        t = min(t, g.done_at[g.live[i]])
-    return t
+        soonest[0] = min(soonest[0], g.finish_at[grp])
+        soonest[1] = min(soonest[1], g.done_at[grp])
 
 
 @kernel
