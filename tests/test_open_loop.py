@@ -17,6 +17,7 @@ from ns3_hpsched.runner import make_backend
 from ns3_hpsched.scenario import load_scenario
 from ns3_hpsched.sched import make_policy
 from ns3_hpsched.topology import big_switch
+from ns3_hpsched.workload import DEFAULT_TRACE
 from ns3_hpsched.workload.flowlist import flow_list_workload
 from ns3_hpsched.workload.spec import Cojob, Flow, Job, Stage, Sync, Workload
 
@@ -61,6 +62,7 @@ def test_open_loop_flow_size_workload_gives_the_closed_loop_tables_on_fluid(name
     _assert_same_tables(_play_both(scenario, name))
 
 
+@pytest.mark.skipif(not DEFAULT_TRACE.exists(), reason="shared FB trace not present")
 def test_open_loop_wide_coflows_give_the_closed_loop_tables():
     """Facebook coflows of many flows each: a coflow's finish is its last flow's."""
     scenario = load_scenario("fb-trace", {"workload.max_coflows": 25})

@@ -6,9 +6,13 @@ import pytest
 
 from ns3_hpsched.errors import ConfigError
 from ns3_hpsched.scenario import load_scenario, scenario_names
+from ns3_hpsched.workload import DEFAULT_TRACE
 
 
-@pytest.mark.parametrize("name", scenario_names())
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.skipif(name == "fb-trace" and not DEFAULT_TRACE.exists(),
+                                                reason="shared FB trace not present"))
+    for name in scenario_names()])
 def test_shipped_scenarios_validate(name):
     """Every scenario in scenarios/ loads, and builds its topology, workload and policy."""
     sc = load_scenario(name)
