@@ -7,3 +7,7 @@ the same transports.
 """
 
 __version__ = "0.1.0"
+
+from . import jit_cache
+
+jit_cache.drop_stale()  # before any compiled function loads from numba's cache (see jit_cache)
