@@ -40,7 +40,7 @@ from ...sched.fill import sift_down
 from ...transports.base import flow_delivery_s
 from .coflows import Coflows, coflow_sent, flow_finished, next_crossing, pop_crossed, update_crossings
 from .flows import ACTIVE, DONE, FINISH_RTOL, N_PENDING, NEXT, SEQ, Flows
-from .groups import Groups, bytes_sent, finish_times, group_for, join, leave, tally_groups
+from .groups import Groups, bytes_sent, group_for, join, leave, tally_groups
 from .kernel import kernel
 from .waterfill import Scratch, refill
 
@@ -245,11 +245,14 @@ def _allocate(c):
                         top = k
                         break
         c.loop[GIVEN_DIRTY] = 0
-    refill(c.g, c.s, c.f.route_path, c.capacity, c.given_port, top)
+    refill(c.g, c.s, c.f, c.capacity, c.given_port, top, c.clock[NOW])
     c.loop[CHANGED_CLASS] = c.loop[N_CLASSES]
     c.loop[ALLOCATIONS] += 1
     c.loop[ACTIVE_SUM] += c.loop[N_ACTIVE]
-    finish_times(c.g, c.clock[NOW], c.f.level, c.f.size, c.f.member_next, FINISH_RTOL, c.clock[NEXT_FINISH:])
+    c.clock[NEXT_FINISH] = c.clock[NEXT_DONE] = np.inf
+    for k in range(c.loop[N_CLASSES]):  # classes above top kept their groups' times
+        c.clock[NEXT_FINISH] = min(c.clock[NEXT_FINISH], c.g.class_soonest[k, 0])
+        c.clock[NEXT_DONE] = min(c.clock[NEXT_DONE], c.g.class_soonest[k, 1])
     return True
 
 

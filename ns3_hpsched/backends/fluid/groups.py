@@ -72,6 +72,7 @@ class Groups(NamedTuple):
     port_weight: np.ndarray   #: (port, class) -> flows of the class crossing the port
     class_ports: np.ndarray   #: (class, k) -> the k-th port the class uses
     class_n_ports: np.ndarray
+    class_soonest: np.ndarray  #: (class, 0): its groups' earliest ``finish_at``, (class, 1): ``done_at``
     class_pos: np.ndarray     #: (port, class) -> position in class_ports (-1: not used)
     usage: np.ndarray         #: (port, class) -> the class's fill on the port, bits per second
 
@@ -103,6 +104,7 @@ class GroupTable:
         self.port_weight = np.zeros((n_ports, n_classes), dtype=np.int64)
         self.class_ports = np.zeros((n_classes, n_ports), dtype=np.int64)
         self.class_n_ports = np.zeros(n_classes, dtype=np.int64)
+        self.class_soonest = np.full((n_classes, 2), np.inf)
         self.class_pos = np.full((n_ports, n_classes), -1, dtype=np.int64)
         self.usage = np.zeros((n_ports, n_classes))
 
@@ -203,7 +205,7 @@ def leave(g, grp, r, route_path, level, member_next, member_prev, group):
     if g.weight[grp] == 0:
         _free(g, grp, route_path)
     elif g.first_done[grp] == r:
-        g.first_done[grp] = -1  # found again by finish_times, once however many members leave
+        g.first_done[grp] = -1  # found again by finish_time, once however many members leave
     return remaining
 
 
@@ -296,32 +298,33 @@ def tally_groups(g, dt):
         g.clock[grp] += (g.given[grp] + g.fill[grp]) * dt / 8
 
 
-@kernel(error_model="numpy")
-def finish_times(g, now, level, size, member_next, rtol, soonest):
-    """When each live group's first member sends its last byte at the current rates, and
-    when it comes within ``rtol`` of its size of done (``now`` if it is; ``inf`` if the
-    group sends nothing); a group whose first member left has it found again here. The
-    earliest of each go to ``soonest[0]`` and ``soonest[1]``.
+@kernel(inline="always")
+def finish_time(g, grp, now, level, size, member_next, rtol):
+    """When group ``grp``'s first member sends its last byte at its new rate, and when it
+    comes within ``rtol`` of its size of done (``now`` if it is; ``inf`` if the group sends
+    nothing), folded into its class's earliest; called as water-filling sets the group's
+    rate (the clocks tallied to ``now``). A group whose first member left has it found
+    again here.
 
     A flow counts as done from ``done_at`` on, so a flow whose last byte and another
     event fall on one instant up to round-off of the clocks finishes at that instant,
     in the rates it was sending at, whichever event the round-off put first."""
-    soonest[0] = soonest[1] = np.inf
-    for i in range(g.counts[N_LIVE]):
-        grp = g.live[i]
-        if g.first_done[grp] < 0:
-            g.first_done[grp] = _smallest_level(g.first[grp], level, member_next)
-        r = g.first_done[grp]
-        remaining = level[r] - g.clock[grp]
-        rate = g.given[grp] + g.fill[grp]
-        slack = rtol * size[r]
-        if remaining <= slack:
-            g.finish_at[grp] = g.done_at[grp] = now
-        else:
-            g.finish_at[grp] = now + remaining * 8 / rate
-            g.done_at[grp] = now + (remaining - slack) * 8 / rate
-        soonest[0] = min(soonest[0], g.finish_at[grp])
-        soonest[1] = min(soonest[1], g.done_at[grp])
+    if g.first_done[grp] < 0:
+        g.first_done[grp] = _smallest_level(g.first[grp], level, member_next)
+    r = g.first_done[grp]
+    remaining = level[r] - g.clock[grp]
+    rate = g.given[grp] + g.fill[grp]
+    slack = rtol * size[r]
+    if remaining <= slack:
+        g.finish_at[grp] = g.done_at[grp] = now
+    elif rate > 0:
+        g.finish_at[grp] = now + remaining * 8 / rate
+        g.done_at[grp] = now + (remaining - slack) * 8 / rate
+    else:
+        g.finish_at[grp] = g.done_at[grp] = np.inf
+    c = g.klass[grp]
+    g.class_soonest[c, 0] = min(g.class_soonest[c, 0], g.finish_at[grp])
+    g.class_soonest[c, 1] = min(g.class_soonest[c, 1], g.done_at[grp])
 
 
 @kernel

@@ -38,7 +38,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ...sched.fill import sift_down
-from .groups import STAMP
+from .flows import FINISH_RTOL
+from .groups import STAMP, finish_time
 from .kernel import kernel
 
 __all__ = ["Scratch", "scratch", "refill", "RESIDUAL_RTOL"]
@@ -77,17 +78,19 @@ def scratch(n_ports: int) -> Scratch:
 
 
 @kernel
-def refill(g, s, route_path, capacity, given_port, top):
-    """Refill classes ``top`` and below, in order: each group's ``fill`` and each (port,
+def refill(g, s, f, capacity, given_port, top, now):
+    """Refill classes ``top`` and below, in order: each group's ``fill`` and finish times
+    (:func:`~.groups.finish_time`, for the clocks tallied to ``now``) and each (port,
     class)'s ``usage``, in what ``given_port`` (explicit rates per port) and the classes
-    above leave of ``capacity``."""
+    above leave of ``capacity``. ``f`` are the flow store's arrays."""
     for c in range(top, g.port_head.shape[1]):
+        g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
         if g.class_n_ports[c]:
-            _fill_class(g, s, route_path, capacity, given_port, c)
+            _fill_class(g, s, f, capacity, given_port, c, now)
 
 
 @kernel
-def _fill_class(g, s, route_path, capacity, given_port, c):
+def _fill_class(g, s, f, capacity, given_port, c, now):
     """Max-min fill of class ``c``: rounds unless explicit rates share its ports, then the
     heap for whatever the rounds left (see the module docstring)."""
     n = g.class_n_ports[c]
@@ -106,9 +109,9 @@ def _fill_class(g, s, route_path, capacity, given_port, c):
         crossings += s.count[p]
     g.counts[STAMP] += 2  # this fill's stamps: listed, then frozen
     if explicit or crossings > SPARSE * n:
-        _heap_fill(g, s, route_path, ports, c)
-    elif _rounds(g, s, route_path, ports, c, _list_groups(g, ports, c, g.counts[STAMP] - 1), ROUNDS):
-        _heap_fill(g, s, route_path, ports, c)
+        _heap_fill(g, s, f, ports, c, now)
+    elif _rounds(g, s, f, ports, c, _list_groups(g, ports, c, g.counts[STAMP] - 1), ROUNDS, now):
+        _heap_fill(g, s, f, ports, c, now)
 
 
 @kernel
@@ -129,10 +132,11 @@ def _list_groups(g, ports, c, stamp):
 
 
 @kernel
-def _rounds(g, s, route_path, ports, c, m, rounds):
+def _rounds(g, s, f, ports, c, m, rounds, now):
     """Up to ``rounds`` parallel rounds over the ``m`` groups of ``g.unfrozen``; returns how
     many are left unfrozen (the first of ``g.unfrozen``)."""
     frozen = g.counts[STAMP]
+    route_path = f.route_path
     while m and rounds:
         rounds -= 1
         for p in ports:
@@ -166,6 +170,7 @@ def _rounds(g, s, route_path, ports, c, m, rounds):
                 kept += 1
                 continue
             g.mark[grp] = frozen
+            finish_time(g, grp, now, f.level, f.size, f.member_next, FINISH_RTOL)
             load = g.fill[grp] * g.weight[grp]
             for q in path:
                 if q < 0:
@@ -182,7 +187,7 @@ def _rounds(g, s, route_path, ports, c, m, rounds):
 
 
 @kernel
-def _heap_fill(g, s, route_path, ports, c):
+def _heap_fill(g, s, f, ports, c, now):
     """Water-fill class ``c``'s unfrozen groups with a heap of its ports (module docstring)."""
     n = len(ports)
     for k in range(n):
@@ -211,19 +216,20 @@ def _heap_fill(g, s, route_path, ports, c):
             grp = h // width
             if g.mark[grp] != frozen:
                 g.mark[grp] = frozen
-                _freeze(g, s, route_path, grp, p, c, level)
+                _freeze(g, s, f, grp, p, c, level, now)
             h = g.hop_next[h]
         s.residual[p], s.count[p] = 0.0, 0
 
 
 @kernel
-def _freeze(g, s, route_path, grp, bottleneck, c, level):
+def _freeze(g, s, f, grp, bottleneck, c, level, now):
     """Group ``grp`` gets fill ``level`` per flow; its ports carry it (the bottleneck's own
     residual and count are cleared by the caller)."""
     g.fill[grp] = level
+    finish_time(g, grp, now, f.level, f.size, f.member_next, FINISH_RTOL)
     w = g.weight[grp]
     load = level * w
-    for q in route_path[g.route[grp]]:
+    for q in f.route_path[g.route[grp]]:
         if q < 0:
             break
         g.usage[q, c] += load
