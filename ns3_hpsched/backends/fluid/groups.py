@@ -73,8 +73,10 @@ class Groups(NamedTuple):
     class_ports: np.ndarray   #: (class, k) -> the k-th port the class uses
     class_n_ports: np.ndarray
     class_soonest: np.ndarray  #: (class, 0): its groups' earliest ``finish_at``, (class, 1): ``done_at``
+    class_dirty: np.ndarray    #: 1 if the class's groups changed since its last fill
     class_pos: np.ndarray     #: (port, class) -> position in class_ports (-1: not used)
     usage: np.ndarray         #: (port, class) -> the class's fill on the port, bits per second
+    room: np.ndarray          #: (port, class) -> what the classes above left the class, at its last fill
 
 
 class GroupTable:
@@ -105,8 +107,10 @@ class GroupTable:
         self.class_ports = np.zeros((n_classes, n_ports), dtype=np.int64)
         self.class_n_ports = np.zeros(n_classes, dtype=np.int64)
         self.class_soonest = np.full((n_classes, 2), np.inf)
+        self.class_dirty = np.zeros(n_classes, dtype=np.int64)
         self.class_pos = np.full((n_ports, n_classes), -1, dtype=np.int64)
         self.usage = np.zeros((n_ports, n_classes))
+        self.room = np.zeros((n_ports, n_classes))
 
     def reserve(self, capacity: int, routes: int, width: int, route_path: np.ndarray) -> None:
         """Hold at least ``capacity`` groups, ``routes`` routes and routes of ``width`` hops."""
@@ -226,6 +230,7 @@ def _add_weight(g, grp, route_path, delta):
     """``delta`` flows more of the group's class on each port of its route (ports enter and
     leave the class's port set as their first flow comes and their last goes)."""
     c = g.klass[grp]
+    g.class_dirty[c] = 1
     for p in route_path[g.route[grp]]:
         if p < 0:
             break

@@ -84,26 +84,43 @@ def refill(g, s, f, capacity, given_port, top, now):
     class)'s ``usage``, in what ``given_port`` (explicit rates per port) and the classes
     above leave of ``capacity``. ``f`` are the flow store's arrays."""
     for c in range(top, g.port_head.shape[1]):
-        g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
-        if g.class_n_ports[c]:
-            _fill_class(g, s, f, capacity, given_port, c, now)
+        if g.class_n_ports[c] == 0:
+            g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
+        elif _new_rooms(g, capacity, given_port, c) or g.class_dirty[c]:
+            _fill_class(g, s, f, given_port, c, now)
 
 
 @kernel
-def _fill_class(g, s, f, capacity, given_port, c, now):
-    """Max-min fill of class ``c``: rounds unless explicit rates share its ports, then the
-    heap for whatever the rounds left (see the module docstring)."""
-    n = g.class_n_ports[c]
-    ports = g.class_ports[c, :n]
-    explicit, crossings = False, 0
-    for k in range(n):
-        p = ports[k]
+def _new_rooms(g, capacity, given_port, c):
+    """What explicit rates and the classes above leave class ``c`` on each of its ports,
+    into ``g.room``; whether any changed since its last fill. A class whose groups and
+    rooms are as they were keeps its rates (a starved class, say, whose ports the
+    classes above still fill)."""
+    changed = False
+    for p in g.class_ports[c, :g.class_n_ports[c]]:
         room = capacity[p] - given_port[p]
         for above in range(c):
             room -= g.usage[p, above]
         if room <= RESIDUAL_RTOL * capacity[p]:
             room = 0.0
-        s.residual[p], s.count[p] = room, g.port_weight[p, c]
+        if room != g.room[p, c]:
+            g.room[p, c] = room
+            changed = True
+    return changed
+
+
+@kernel
+def _fill_class(g, s, f, given_port, c, now):
+    """Max-min fill of class ``c`` in its rooms: rounds unless explicit rates share its
+    ports, then the heap for whatever the rounds left (see the module docstring)."""
+    n = g.class_n_ports[c]
+    ports = g.class_ports[c, :n]
+    g.class_dirty[c] = 0
+    g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
+    explicit, crossings = False, 0
+    for k in range(n):
+        p = ports[k]
+        s.residual[p], s.count[p] = g.room[p, c], g.port_weight[p, c]
         g.usage[p, c] = 0.0
         explicit = explicit or given_port[p] > 0
         crossings += s.count[p]
