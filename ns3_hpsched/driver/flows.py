@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..backends.base import FlowBatch
-from ..sched.view import CoflowState, FlowState, View
+from ..sched.view import CoflowState, FlowColumns, FlowState, View
 from ..topology import Topology, flow_ports
 from ..workload.spec import Flow
 
@@ -212,6 +212,10 @@ class LiveCoflow(CoflowState):
         """Remaining bytes on each port the unfinished flows cross (ports without bytes omitted)."""
         return self._cached("port_bytes", self._port_bytes)
 
+    def flow_columns(self) -> FlowColumns:
+        """The unfinished flows as arrays, by id, from the table (once per decision)."""
+        return self._cached("flow_columns", self._flow_columns)
+
     def demand_s(self, capacity_bps: np.ndarray) -> dict[int, float]:
         """``d_c^p``: seconds each port needs for the remaining bytes (once per decision)."""
         return self._cached("demand_s", lambda: self._demand_s(capacity_bps))
@@ -241,6 +245,13 @@ class LiveCoflow(CoflowState):
     def _demand_s(self, capacity_bps: np.ndarray) -> dict[int, float]:
         ports, load = self._load()
         return dict(zip(ports.tolist(), (load * 8 / capacity_bps[ports]).tolist()))
+
+    def _flow_columns(self) -> FlowColumns:
+        t, rows = self._table, self._open_rows()
+        lo, hi = t.path_offsets[rows], t.path_offsets[rows + 1]
+        offsets = np.concatenate([[0], np.cumsum(hi - lo)]).astype(np.int64)
+        hop = np.arange(offsets[-1]) + np.repeat(lo - offsets[:-1], hi - lo)
+        return FlowColumns(rows, t.size[rows] - t.sent_now()[rows], offsets, t.path_ports[hop])
 
     def _build_flows(self) -> tuple[FlowState, ...]:
         t, sent = self._table, self._table.sent_now()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numba
 import numpy as np
 
 from .base import Policy
@@ -68,35 +69,77 @@ def madd_rates(coflows: Sequence[CoflowState], capacity_bps: np.ndarray) -> dict
     bits per second, so all finish together at ``τ``. A coflow that needs a port with no
     residual capacity (τ infinite) is skipped. Leftover capacity then goes greedily, in the
     same order (flows by id inside a coflow), to each flow up to its path's smallest
-    residual, so every flow ends up crossing a saturated port.
+    residual, so every flow ends up crossing a saturated port. Computed compiled over the
+    coflows' :meth:`~.view.CoflowState.flow_columns`, flow by flow as described.
 
     Returns
     -------
     dict
         ``flow_id -> rate_bps`` for every flow of ``coflows`` (0 for starved flows).
     """
-    capacity = capacity_bps.tolist()
-    residual = list(capacity)
+    columns = [c.flow_columns() for c in coflows]
+    if not columns:
+        return {}
+    counts = np.array([len(col.flow_id) for col in columns], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    flow_id = np.concatenate([col.flow_id for col in columns])
+    hops = np.concatenate([np.diff(col.offsets) for col in columns])
+    offsets = np.concatenate([[0], np.cumsum(hops)]).astype(np.int64)
+    backfill = np.concatenate([start + np.argsort(col.flow_id, kind="stable")
+                               for start, col in zip(starts.tolist(), columns)])
+    rates = _madd(np.concatenate([col.remaining_bytes for col in columns]), offsets,
+                  np.concatenate([col.ports for col in columns]), starts, backfill,
+                  np.asarray(capacity_bps, dtype=np.float64), RESIDUAL_EPS)
+    return dict(zip(flow_id.tolist(), rates.tolist()))
 
-    def take(flow_ports: Sequence[int], rate: float) -> None:
-        for p in flow_ports:
-            left = residual[p] - rate
-            residual[p] = 0.0 if left < capacity[p] * RESIDUAL_EPS else left
 
-    rates = {f.flow_id: 0.0 for c in coflows for f in c.flows}
-    for c in coflows:
-        load = c.port_bytes()
-        if not load or any(residual[p] <= 0 for p in load):
+@numba.njit(cache=True)
+def _madd(remaining, offsets, ports, starts, backfill, capacity, eps):
+    """:func:`madd_rates` over flow columns: coflow ``i`` is flows ``starts[i]:starts[i + 1]``
+    (in MADD order), ``backfill`` the flows in backfill order; the same float operations in
+    the same order as the flow-by-flow description."""
+    residual = capacity.copy()
+    rate = np.zeros(len(remaining))
+    load = np.zeros(len(capacity), dtype=np.int64)
+    for i in range(len(starts) - 1):
+        lo, hi = starts[i], starts[i + 1]
+        for k in range(lo, hi):
+            if remaining[k] > 0:
+                for h in range(offsets[k], offsets[k + 1]):
+                    load[ports[h]] += remaining[k]
+        tau, used, blocked = 0.0, False, False
+        for h in range(offsets[lo], offsets[hi]):
+            p = ports[h]
+            if load[p] > 0:
+                used = True
+                if residual[p] <= 0:
+                    blocked = True
+                else:
+                    tau = max(tau, load[p] * 8 / residual[p])
+        for h in range(offsets[lo], offsets[hi]):
+            load[ports[h]] = 0
+        if not used or blocked:
             continue
-        tau = max(b * 8 / residual[p] for p, b in load.items())
-        for f in c.flows:
-            if f.remaining_bytes > 0:
-                rates[f.flow_id] = f.remaining_bytes * 8 / tau
-                take(f.ports, rates[f.flow_id])
-    for c in coflows:
-        for f in sorted(c.flows, key=lambda f: f.flow_id):
-            extra = min((residual[p] for p in f.ports), default=0.0)
-            if f.remaining_bytes > 0 and extra > 0:
-                rates[f.flow_id] += extra
-                take(f.ports, extra)
-    return rates
+        for k in range(lo, hi):
+            if remaining[k] > 0:
+                rate[k] = remaining[k] * 8 / tau
+                _take(ports[offsets[k]:offsets[k + 1]], rate[k], residual, capacity, eps)
+    for k in backfill:
+        path = ports[offsets[k]:offsets[k + 1]]
+        extra = 0.0
+        if len(path):
+            extra = np.inf
+            for p in path:
+                extra = min(extra, residual[p])
+        if remaining[k] > 0 and extra > 0:
+            rate[k] += extra
+            _take(path, extra, residual, capacity, eps)
+    return rate
+
+
+@numba.njit(cache=True)
+def _take(path, rate, residual, capacity, eps):
+    """``rate`` out of every port of ``path``; a residual below ``eps`` of capacity is zero."""
+    for p in path:
+        left = residual[p] - rate
+        residual[p] = 0.0 if left < capacity[p] * eps else left

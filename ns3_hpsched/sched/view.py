@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["FlowState", "port_bytes", "bytes_to_time", "CoflowState", "JobState", "StageState", "View", "Decision"]
+__all__ = ["FlowState", "FlowColumns", "port_bytes", "bytes_to_time", "CoflowState", "JobState", "StageState", "View", "Decision"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,25 @@ class FlowState:
     def remaining_bytes(self) -> int:
         """Bytes still to deliver."""
         return self.size_bytes - self.sent_bytes
+
+
+class FlowColumns(NamedTuple):
+    """Unfinished flows as arrays (int64): flow ``i`` crosses ``ports[offsets[i]:offsets[i + 1]]``."""
+
+    flow_id: np.ndarray
+    remaining_bytes: np.ndarray
+    offsets: np.ndarray
+    ports: np.ndarray
+
+    @classmethod
+    def of(cls, flows: Sequence[FlowState]) -> FlowColumns:
+        """The columns of ``flows``, in their order."""
+        n = len(flows)
+        column = lambda get: np.fromiter(map(get, flows), dtype=np.int64, count=n)
+        hops = column(lambda f: len(f.ports))
+        return cls(column(lambda f: f.flow_id), column(lambda f: f.remaining_bytes),
+                   np.concatenate([[0], np.cumsum(hops)]).astype(np.int64),
+                   np.fromiter((p for f in flows for p in f.ports), dtype=np.int64, count=int(hops.sum())))
 
 
 def port_bytes(flows: Iterable[FlowState]) -> dict[int, int]:
@@ -105,6 +125,10 @@ class CoflowState:
     def port_bytes(self) -> dict[int, int]:
         """Remaining bytes on each port the unfinished flows cross (ports without bytes omitted)."""
         return port_bytes(self.flows)
+
+    def flow_columns(self) -> FlowColumns:
+        """The unfinished flows as arrays, in :attr:`flows` order (for policies that compute per flow)."""
+        return FlowColumns.of(self.flows)
 
     def demand_s(self, capacity_bps: np.ndarray) -> dict[int, float]:
         """``d_c^p``: seconds each port needs for the remaining bytes (``bytes * 8 / B_p``)."""
