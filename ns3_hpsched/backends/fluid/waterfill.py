@@ -26,9 +26,12 @@ full, not as round-off dust.
 
 Only classes from the highest one that changed down are refilled: strict priority means
 a class's rates depend on its own and higher classes only. A class's load on each port
-is kept (``usage``) so a lower class's capacity is the port's capacity less the explicit
-rates and the higher classes' loads. The rates equal the allocator's within float
-round-off (held to the exact rationals by the tests).
+is kept (``usage``) so a lower class's *room* on a port is the port's capacity less the
+explicit rates and the higher classes' loads; a class whose groups and rooms are bit for
+bit those of its last fill keeps its rates (a starved class under busy higher ones). As
+water-filling sets a group's rate it sets its finish times too, and each class keeps
+its earliest. The rates equal the allocator's within float round-off (held to the exact
+rationals by the tests).
 """
 
 from __future__ import annotations
