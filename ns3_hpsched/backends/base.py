@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..errors import ConfigError
 from ..topology import Topology, flow_ports
+from ..topology.paths import take_paths
 
 __all__ = ["Backend", "FlowBatch", "FlowStart", "RunStats", "FlowDoneFn", "ThresholdFn"]
 
@@ -74,10 +75,7 @@ class FlowBatch:
     def take(self, rows: np.ndarray) -> FlowBatch:
         """The flows at positions ``rows`` (in that order), with their paths."""
         rows = np.asarray(rows, dtype=np.int64)
-        lo, hi = self.path_offsets[rows], self.path_offsets[rows + 1]
-        hops = hi - lo
-        offsets = np.concatenate([[0], np.cumsum(hops)]).astype(np.int64)
-        ports = self.path_ports[np.repeat(lo - offsets[:-1], hops) + np.arange(offsets[-1])]
+        offsets, ports = take_paths(self.path_offsets, self.path_ports, rows)
         return FlowBatch(*(getattr(self, name)[rows] for name in _FLOW_COLUMNS), offsets, ports)
 
     @classmethod

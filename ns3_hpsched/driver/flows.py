@@ -19,6 +19,7 @@ import numpy as np
 from ..backends.base import FlowBatch
 from ..sched.view import CoflowState, FlowColumns, FlowState, View
 from ..topology import Topology, flow_ports
+from ..topology.paths import take_paths
 from ..workload.spec import Flow
 
 __all__ = ["FlowTable", "LiveCoflow", "LiveView", "flow_columns"]
@@ -248,10 +249,7 @@ class LiveCoflow(CoflowState):
 
     def _flow_columns(self) -> FlowColumns:
         t, rows = self._table, self._open_rows()
-        lo, hi = t.path_offsets[rows], t.path_offsets[rows + 1]
-        offsets = np.concatenate([[0], np.cumsum(hi - lo)]).astype(np.int64)
-        hop = np.arange(offsets[-1]) + np.repeat(lo - offsets[:-1], hi - lo)
-        return FlowColumns(rows, t.size[rows] - t.sent_now()[rows], offsets, t.path_ports[hop])
+        return FlowColumns(rows, t.size[rows] - t.sent_now()[rows], *take_paths(t.path_offsets, t.path_ports, rows))
 
     def _build_flows(self) -> tuple[FlowState, ...]:
         t, sent = self._table, self._table.sent_now()

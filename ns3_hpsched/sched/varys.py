@@ -15,6 +15,7 @@ from .classes import class_per_coflow
 from .demand import bottleneck_s, coflow_demand
 from .params import check_bool
 from .ties import tie_key
+from ..topology.paths import path_offsets
 from .view import CoflowState, Decision, View
 
 __all__ = ["Varys", "madd_rates"]
@@ -81,10 +82,9 @@ def madd_rates(coflows: Sequence[CoflowState], capacity_bps: np.ndarray) -> dict
     if not columns:
         return {}
     counts = np.array([len(col.flow_id) for col in columns], dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    starts = path_offsets(counts)  # coflow i: flows starts[i]:starts[i + 1] (the ragged layout of paths)
     flow_id = np.concatenate([col.flow_id for col in columns])
-    hops = np.concatenate([np.diff(col.offsets) for col in columns])
-    offsets = np.concatenate([[0], np.cumsum(hops)]).astype(np.int64)
+    offsets = path_offsets(np.concatenate([np.diff(col.offsets) for col in columns]))
     backfill = np.concatenate([start + np.argsort(col.flow_id, kind="stable")
                                for start, col in zip(starts.tolist(), columns)])
     rates = _madd(np.concatenate([col.remaining_bytes for col in columns]), offsets,

@@ -20,6 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..topology.paths import path_offsets
+
 __all__ = ["FlowState", "FlowColumns", "port_bytes", "bytes_to_time", "CoflowState", "JobState", "StageState", "View", "Decision"]
 
 
@@ -56,7 +58,7 @@ class FlowColumns(NamedTuple):
         column = lambda get: np.fromiter(map(get, flows), dtype=np.int64, count=n)
         hops = column(lambda f: len(f.ports))
         return cls(column(lambda f: f.flow_id), column(lambda f: f.remaining_bytes),
-                   np.concatenate([[0], np.cumsum(hops)]).astype(np.int64),
+                   path_offsets(hops),
                    np.fromiter((p for f in flows for p in f.ports), dtype=np.int64, count=int(hops.sum())))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import ConfigError
 from .ecmp import hash_words, host_ip
 
-__all__ = ["RouteTable"]
+__all__ = ["RouteTable", "path_offsets", "take_paths"]
 
 
 class RouteTable:
@@ -78,6 +78,19 @@ class RouteTable:
             raise ConfigError(f"route {names[src[unrouted]]}->{names[dst[unrouted]]}", "no path",
                               "connect the topology")
         return offsets, ports
+
+
+def path_offsets(hops: np.ndarray) -> np.ndarray:
+    """Offsets of consecutive paths of ``hops`` ports each: path ``i`` is entries
+    ``offsets[i]:offsets[i + 1]`` of their ports (int64, one more than ``hops``)."""
+    return np.concatenate([[0], np.cumsum(hops)]).astype(np.int64)
+
+
+def take_paths(offsets: np.ndarray, ports: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The paths ``rows`` (in that order) of the paths ``(offsets, ports)``, as ``(offsets, ports)``."""
+    lo, hi = offsets[rows], offsets[rows + 1]
+    taken = path_offsets(hi - lo)
+    return taken, ports[np.repeat(lo - taken[:-1], hi - lo) + np.arange(taken[-1])]
 
 
 def _depth(table: dict[int, tuple[int, ...]], node: int) -> int:

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .flows import ACTIVE
-from .groups import bytes_sent
+from .groups import bytes_sent, push_front, unlink
 from .kernel import kernel
 
 __all__ = ["CoflowMeter", "Coflows"]
@@ -114,29 +114,17 @@ def link_flows(m, f, recs):
     """Put new records at the head of their coflows' lists of unfinished flows."""
     for r in recs:
         c = f.coflow[r]
-        if c < 0:
-            continue
-        head = m.head[c]
-        f.coflow_next[r], f.coflow_prev[r] = head, -1
-        if head >= 0:
-            f.coflow_prev[head] = r
-        m.head[c] = r
+        if c >= 0:
+            m.head[c] = push_front(f.coflow_next, f.coflow_prev, m.head[c], r)
 
 
 @kernel
 def flow_finished(m, f, r):
     """Record ``r`` finished: out of its coflow's list, its size into the coflow's bytes."""
     c = f.coflow[r]
-    if c < 0:
-        return
-    nxt, prv = f.coflow_next[r], f.coflow_prev[r]
-    if prv >= 0:
-        f.coflow_next[prv] = nxt
-    else:
-        m.head[c] = nxt
-    if nxt >= 0:
-        f.coflow_prev[nxt] = prv
-    m.done_bytes[c] += f.size[r]
+    if c >= 0:
+        m.head[c] = unlink(f.coflow_next, f.coflow_prev, m.head[c], r)
+        m.done_bytes[c] += f.size[r]
 
 
 @kernel

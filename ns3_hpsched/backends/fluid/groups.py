@@ -30,7 +30,7 @@ import numpy as np
 from .flows import ACTIVE
 from .kernel import kernel
 
-__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP"]
+__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "push_front", "unlink"]
 
 #: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (two a class fill).
 N_LIVE, N_FREE, STAMP = 0, 1, 2
@@ -155,6 +155,30 @@ class GroupTable:
 
 # -- kernels --------------------------------------------------------------------------------
 
+@kernel(inline="always")
+def push_front(nxt, prv, head, x):
+    """Put ``x`` at the front of the doubly linked list (``nxt``, ``prv``; -1 ends it)
+    whose first entry is ``head``; return the new first entry (``x``)."""
+    nxt[x], prv[x] = head, -1
+    if head >= 0:
+        prv[head] = x
+    return x
+
+
+@kernel(inline="always")
+def unlink(nxt, prv, head, x):
+    """Take ``x`` out of the doubly linked list whose first entry is ``head``; return the
+    list's first entry after."""
+    after, before = nxt[x], prv[x]
+    if before >= 0:
+        nxt[before] = after
+    else:
+        head = after
+    if after >= 0:
+        prv[after] = before
+    return head
+
+
 @kernel
 def group_for(g, route_path, route, klass, alone, given):
     """The group a flow of ``route`` and ``klass`` joins: its (route, class) group, made if
@@ -181,11 +205,7 @@ def join(g, grp, r, remaining, route_path, level, member_next, member_prev, grou
     """Record ``r`` joins group ``grp`` with ``remaining`` bytes to send (the clock is tallied to now)."""
     level[r] = g.clock[grp] + remaining
     group[r] = grp
-    head = g.first[grp]
-    member_next[r], member_prev[r] = head, -1
-    if head >= 0:
-        member_prev[head] = r
-    g.first[grp] = r
+    g.first[grp] = push_front(member_next, member_prev, g.first[grp], r)
     if g.weight[grp] == 0 or (g.first_done[grp] >= 0 and level[r] < level[g.first_done[grp]]):
         g.first_done[grp] = r
     g.weight[grp] += 1
@@ -196,13 +216,7 @@ def join(g, grp, r, remaining, route_path, level, member_next, member_prev, grou
 def leave(g, grp, r, route_path, level, member_next, member_prev, group):
     """Record ``r`` leaves group ``grp``; return its remaining bytes. An emptied group is freed."""
     remaining = level[r] - g.clock[grp]
-    nxt, prv = member_next[r], member_prev[r]
-    if prv >= 0:
-        member_next[prv] = nxt
-    else:
-        g.first[grp] = nxt
-    if nxt >= 0:
-        member_prev[nxt] = prv
+    g.first[grp] = unlink(member_next, member_prev, g.first[grp], r)
     group[r] = -1
     g.weight[grp] -= 1
     _add_weight(g, grp, route_path, -1)
@@ -252,21 +266,13 @@ def _add_weight(g, grp, route_path, delta):
 @kernel
 def _free(g, grp, route_path):
     """Return an empty group's number for reuse; unlink its hops."""
-    width = len(g.hop_next) // len(g.route)
     c = g.klass[grp]
+    width = len(g.hop_next) // len(g.route)
     path = route_path[g.route[grp]]
     for j in range(len(path)):
-        p = path[j]
-        if p < 0:
+        if path[j] < 0:
             break
-        h = grp * width + j
-        nxt, prv = g.hop_next[h], g.hop_prev[h]
-        if prv >= 0:
-            g.hop_next[prv] = nxt
-        else:
-            g.port_head[p, c] = nxt
-        if nxt >= 0:
-            g.hop_prev[nxt] = prv
+        g.port_head[path[j], c] = unlink(g.hop_next, g.hop_prev, g.port_head[path[j], c], grp * width + j)
     if not g.alone[grp]:
         g.slot[g.route[grp] * g.port_head.shape[1] + c] = -1
     last = g.live[g.counts[N_LIVE] - 1]
@@ -280,19 +286,13 @@ def _free(g, grp, route_path):
 @kernel
 def _link_hops(g, grp, route_path):
     """Put group ``grp``'s hops at the head of their (port, class) lists."""
-    width = len(g.hop_next) // len(g.route)
     c = g.klass[grp]
+    width = len(g.hop_next) // len(g.route)
     path = route_path[g.route[grp]]
     for j in range(len(path)):
-        p = path[j]
-        if p < 0:
+        if path[j] < 0:
             break
-        h = grp * width + j
-        head = g.port_head[p, c]
-        g.hop_next[h], g.hop_prev[h] = head, -1
-        if head >= 0:
-            g.hop_prev[head] = h
-        g.port_head[p, c] = h
+        g.port_head[path[j], c] = push_front(g.hop_next, g.hop_prev, g.port_head[path[j], c], grp * width + j)
 
 
 @kernel
