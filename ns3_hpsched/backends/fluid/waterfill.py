@@ -65,19 +65,19 @@ class Scratch(NamedTuple):
     count: np.ndarray
     key: np.ndarray        #: heap keys (by position in the class's port list), or a round's shares
     heap: np.ndarray
-    round: np.ndarray      #: a round, per port: LOWEST, TOTAL, BOTTLENECK (one array: see below)
+    round: np.ndarray      #: a round, per port: LOWEST, TOTAL (one array: see below)
 
 
 #: Columns of :attr:`Scratch.round`: the smallest share of the groups crossing the port,
-#: the load the round's frozen groups put on it, 1.0 if it is a bottleneck (one array
-#: rather than three keeps the tuple every kernel is handed small).
-LOWEST, TOTAL, BOTTLENECK = 0, 1, 2
+#: and the load the round's frozen groups put on it (one array rather than two keeps the
+#: tuple every kernel is handed small).
+LOWEST, TOTAL = 0, 1
 
 
 def scratch(n_ports: int) -> Scratch:
     """Work arrays for a network of ``n_ports`` ports."""
     return Scratch(np.zeros(n_ports), np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports),
-                   np.zeros(n_ports, dtype=np.int64), np.zeros((n_ports, 3)))
+                   np.zeros(n_ports, dtype=np.int64), np.zeros((n_ports, 2)))
 
 
 @kernel
@@ -154,13 +154,23 @@ def _list_groups(g, ports, c, stamp):
 @kernel
 def _rounds(g, s, f, ports, c, m, rounds, now):
     """Up to ``rounds`` parallel rounds over the ``m`` groups of ``g.unfrozen``; returns how
-    many are left unfrozen (the first of ``g.unfrozen``)."""
+    many are left unfrozen (the first of ``g.unfrozen``).
+
+    A round visits only the ports some unfrozen group still crosses (kept in ``s.heap``,
+    free until the heap takes over), and a port is a bottleneck when its share is the
+    smallest of its groups' (``key <= LOWEST``), read where needed rather than stored."""
     frozen = g.counts[STAMP]
     route_path = f.route_path
+    busy = s.heap
+    n = 0
+    for p in ports:
+        if s.count[p] > 0:
+            busy[n] = p
+            n += 1
     while m and rounds:
         rounds -= 1
-        for p in ports:
-            s.key[p] = s.residual[p] / s.count[p] if s.count[p] > 0 else np.inf
+        for p in busy[:n]:
+            s.key[p] = s.residual[p] / s.count[p]
             s.round[p, LOWEST], s.round[p, TOTAL] = np.inf, 0.0
         for i in range(m):  # each group's share: the smallest of its ports'
             grp = g.unfrozen[i]
@@ -174,8 +184,6 @@ def _rounds(g, s, f, ports, c, m, rounds, now):
                 if q < 0:
                     break
                 s.round[q, LOWEST] = min(s.round[q, LOWEST], share)
-        for p in ports:
-            s.round[p, BOTTLENECK] = s.count[p] > 0 and s.key[p] <= s.round[p, LOWEST]
         kept = 0
         for i in range(m):
             grp = g.unfrozen[i]
@@ -184,7 +192,7 @@ def _rounds(g, s, f, ports, c, m, rounds, now):
             for q in path:
                 if q < 0:
                     break
-                hit = hit or s.round[q, BOTTLENECK] > 0
+                hit = hit or s.key[q] <= s.round[q, LOWEST]
             if not hit:
                 g.unfrozen[kept] = grp
                 kept += 1
@@ -198,11 +206,15 @@ def _rounds(g, s, f, ports, c, m, rounds, now):
                 g.usage[q, c] += load
                 s.round[q, TOTAL] += load
                 s.count[q] -= g.weight[grp]
-        for p in ports:
+        still = 0
+        for p in busy[:n]:
             s.residual[p] -= s.round[p, TOTAL]
-            if s.round[p, BOTTLENECK] > 0 or s.residual[p] < 0.0:
+            if s.key[p] <= s.round[p, LOWEST] or s.residual[p] < 0.0:
                 s.residual[p] = 0.0
-        m = kept
+            if s.count[p] > 0:
+                busy[still] = p
+                still += 1
+        n, m = still, kept
     return m
 
 
