@@ -32,7 +32,7 @@ from .kernel import kernel
 
 __all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "push_front", "unlink"]
 
-#: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (two a class fill).
+#: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class fill).
 N_LIVE, N_FREE, STAMP = 0, 1, 2
 
 #: Per-group arrays: dtype and the value of an unused group.
@@ -42,6 +42,7 @@ _GROUP_COLUMNS = {
     "first": (np.int64, -1), "first_done": (np.int64, -1), "finish_at": (np.float64, np.inf),
     "done_at": (np.float64, np.inf),
     "live_pos": (np.int64, -1), "mark": (np.int64, 0), "live": (np.int64, -1), "unfrozen": (np.int64, -1),
+    "class_next": (np.int64, -1), "class_prev": (np.int64, -1),
 }
 
 
@@ -60,14 +61,17 @@ class Groups(NamedTuple):
     finish_at: np.ndarray     #: when that member sends its last byte at the current rates
     done_at: np.ndarray       #: when it is within ``FINISH_RTOL`` of its size of done (it counts as done then)
     live_pos: np.ndarray      #: position in ``live``
-    mark: np.ndarray          #: the last water-fill stamp the group got (listed, then frozen)
+    mark: np.ndarray          #: the stamp of the last water-fill that froze the group
     live: np.ndarray
     unfrozen: np.ndarray      #: water-filling's list of the groups of a class not frozen yet
+    class_next: np.ndarray    #: the per-class lists of live groups
+    class_prev: np.ndarray
     free: np.ndarray          #: unused group numbers, the next one last
     counts: np.ndarray
     slot: np.ndarray          #: route * n_classes + class -> its group (-1: none); not for ``alone`` ones
     hop_next: np.ndarray      #: the per-(port, class) lists of hop entries
     hop_prev: np.ndarray
+    class_head: np.ndarray    #: class -> its first live group (-1: none)
     port_head: np.ndarray     #: (port, class) -> first hop entry (-1: none)
     port_weight: np.ndarray   #: (port, class) -> flows of the class crossing the port
     class_ports: np.ndarray   #: (class, k) -> the k-th port the class uses
@@ -102,6 +106,7 @@ class GroupTable:
         self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
         self.counts = np.array([0, capacity, 0], dtype=np.int64)
         self.slot = np.full(n_classes, -1, dtype=np.int64)
+        self.class_head = np.full(n_classes, -1, dtype=np.int64)
         self.port_head = np.full((n_ports, n_classes), -1, dtype=np.int64)
         self.port_weight = np.zeros((n_ports, n_classes), dtype=np.int64)
         self.class_ports = np.zeros((n_classes, n_ports), dtype=np.int64)
@@ -194,6 +199,7 @@ def group_for(g, route_path, route, klass, alone, given):
     g.live_pos[grp] = g.counts[N_LIVE]
     g.live[g.counts[N_LIVE]] = grp
     g.counts[N_LIVE] += 1
+    g.class_head[klass] = push_front(g.class_next, g.class_prev, g.class_head[klass], grp)
     if not alone:
         g.slot[key] = grp
     _link_hops(g, grp, route_path)
@@ -275,6 +281,7 @@ def _free(g, grp, route_path):
         g.port_head[path[j], c] = unlink(g.hop_next, g.hop_prev, g.port_head[path[j], c], grp * width + j)
     if not g.alone[grp]:
         g.slot[g.route[grp] * g.port_head.shape[1] + c] = -1
+    g.class_head[c] = unlink(g.class_next, g.class_prev, g.class_head[c], grp)
     last = g.live[g.counts[N_LIVE] - 1]
     g.live[g.live_pos[grp]], g.live_pos[last] = last, g.live_pos[grp]
     g.counts[N_LIVE] -= 1

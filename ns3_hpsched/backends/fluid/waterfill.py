@@ -127,27 +127,22 @@ def _fill_class(g, s, f, given_port, c, now):
         g.usage[p, c] = 0.0
         explicit = explicit or given_port[p] > 0
         crossings += s.count[p]
-    g.counts[STAMP] += 2  # this fill's stamps: listed, then frozen
+    g.counts[STAMP] += 1  # a group this fill froze is marked with it
     if explicit or crossings > SPARSE * n:
         _heap_fill(g, s, f, ports, c, now)
-    elif _rounds(g, s, f, ports, c, _list_groups(g, ports, c, g.counts[STAMP] - 1), ROUNDS, now):
+    elif _rounds(g, s, f, ports, c, _list_groups(g, c), ROUNDS, now):
         _heap_fill(g, s, f, ports, c, now)
 
 
 @kernel
-def _list_groups(g, ports, c, stamp):
-    """Put the groups of class ``c`` (crossing ``ports``) in ``g.unfrozen``, once each; return how many."""
-    width = len(g.hop_next) // len(g.route)
+def _list_groups(g, c):
+    """Put the live groups of class ``c`` in ``g.unfrozen``; return how many."""
     m = 0
-    for p in ports:
-        h = g.port_head[p, c]
-        while h >= 0:
-            grp = h // width
-            if g.mark[grp] != stamp:
-                g.mark[grp] = stamp
-                g.unfrozen[m] = grp
-                m += 1
-            h = g.hop_next[h]
+    grp = g.class_head[c]
+    while grp >= 0:
+        g.unfrozen[m] = grp
+        m += 1
+        grp = g.class_next[grp]
     return m
 
 
