@@ -3,7 +3,8 @@
 Flows go between random host pairs, sizes log-uniform in [10 KB, 10 MB], random priority
 classes, Poisson arrivals at a rate that offers ``load`` of the hosts' total bandwidth.
 Every flow's ECMP path is computed once before the run (as the driver does; its CPU time
-is printed as ``paths``) and each flow is started at its time with ``start_flows``.
+is printed as ``paths``) and the flows are handed over in one ``start_flows_at``, as the
+driver plays an open-loop (flow-size) workload.
 Prints, per configuration, the wall and CPU time of the run (CPU time is the fairer number
 on a shared machine), events per CPU second, the
 number of allocations and the mean number of active flows at them.
@@ -26,14 +27,6 @@ from ns3_hpsched.backends.fluid import FluidBackend
 from ns3_hpsched.topology import fat_tree
 
 
-def _one(batch: FlowBatch, i: int) -> FlowBatch:
-    """Flow ``i`` of ``batch`` as a batch of its own (its path sliced out, offsets from 0)."""
-    lo, hi = int(batch.path_offsets[i]), int(batch.path_offsets[i + 1])
-    cols = [getattr(batch, name)[i:i + 1] for name in
-            ("flow_id", "src", "dst", "size_bytes", "priority", "coflow_id", "sport", "dport")]
-    return FlowBatch(*cols, np.array([0, hi - lo], dtype=np.int64), batch.path_ports[lo:hi])
-
-
 def bench(k: int, n_flows: int, load: float, n_classes: int, seed: int) -> dict:
     """Run one configuration and return its measurements."""
     rng = np.random.default_rng(seed)
@@ -50,8 +43,7 @@ def bench(k: int, n_flows: int, load: float, n_classes: int, seed: int) -> dict:
     batch = FlowBatch.of([FlowStart(fid, int(src[fid]), int(dst[fid]), int(size[fid]), int(klass[fid]))
                           for fid in range(n_flows)], topo)
     paths_cpu = time.process_time() - paths_cpu
-    for fid in range(n_flows):
-        backend.at(float(start_s[fid]), lambda i=fid: backend.start_flows(_one(batch, i)))
+    backend.start_flows_at(batch, start_s)
     cpu = time.process_time()
     stats = backend.run()
     cpu_s = time.process_time() - cpu
