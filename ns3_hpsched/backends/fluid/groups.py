@@ -12,8 +12,9 @@ per event only what costs the number of groups, never of flows:
   ``size - (level - clock)``, computed when asked.
 * **Who crosses which port.** Each group's hops are linked into one list per (port,
   class), with the number of flows of that class on the port (``port_weight``) and, per
-  class, the set of ports it uses (``class_ports``): what water-filling
-  (:mod:`.waterfill`) walks, kept up to date as groups come and go instead of rebuilt.
+  class, the set of ports it uses (``class_ports``) and the list of its live groups
+  (``class_head``, ``class_next``): what water-filling (:mod:`.waterfill`) walks, kept up
+  to date as groups come and go instead of rebuilt.
 
 A flow holding an explicit rate (Varys' MADD) gets a group of its own (``alone``): its
 rate is its explicit rate plus its group's fill. Group numbers are reused once a group
