@@ -166,7 +166,7 @@ class FluidBackend(Backend):
         f = self._flows
         recs = f.add_batch(batch.flow_id, batch.src, batch.dst, batch.size_bytes, batch.priority, coflow,
                            batch.path_offsets, batch.path_ports, start_s)
-        self._groups.reserve(len(f.flow_id), f.n_routes, f.route_path.shape[1], f.route_path)
+        self._groups.reserve(len(f.flow_id), f.n_routes, f.route_path.shape[1])
         link_flows(self._coflows.arrays(), f.arrays(), recs)
         if not self.latency:
             return recs, start_s + np.zeros(len(recs))

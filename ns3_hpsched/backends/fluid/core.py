@@ -171,14 +171,14 @@ def _join(c, r, remaining):
     f = c.f
     given = f.given_bps[r]
     grp = group_for(c.g, f.route_path, f.route[r], f.klass[r], given > 0, given)
-    join(c.g, grp, r, remaining, f.route_path, f.level, f.member_next, f.member_prev, f.group)
+    join(c.g, grp, r, remaining, f.level, f.member_next, f.member_prev, f.group)
 
 
 @kernel(inline="always")
 def _leave(c, r):
     """Active record ``r`` leaves its group; return its remaining bytes (clocks tallied to now)."""
     f = c.f
-    return leave(c.g, f.group[r], r, f.route_path, f.level, f.member_next, f.member_prev, f.group)
+    return leave(c.g, f.group[r], r, f.level, f.member_next, f.member_prev, f.group)
 
 
 @kernel
@@ -264,7 +264,7 @@ def _sum_given(c):
     for i in range(g.counts[0]):
         grp = g.live[i]
         if g.given[grp] > 0:
-            for p in c.f.route_path[g.route[grp]]:
+            for p in g.path[grp]:
                 if p < 0:
                     break
                 c.given_port[p] += g.given[grp]

@@ -18,8 +18,11 @@ per event only what costs the number of groups, never of flows:
 
 A flow holding an explicit rate (Varys' MADD) gets a group of its own (``alone``): its
 rate is its explicit rate plus its group's fill. Group numbers are reused once a group
-empties; the live ones are ``live[:counts[N_LIVE]]``. Hop ``j`` of group ``g`` is entry
-``g * width + j`` of the port lists (``width``: hops of the longest route).
+empties; the live ones are ``live[:counts[N_LIVE]]``. Hop ``j`` of group ``g`` is port
+``path[g, j]`` and entry ``g * width + j`` of the port lists (``width``: hops of the
+longest route). Each group keeps its own copy of its route's ports: live groups reuse low
+numbers, so water-filling reads their ports from a table the size of the active groups
+rather than from the route table, which grows with every flow ever started.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ class Groups(NamedTuple):
     free: np.ndarray          #: unused group numbers, the next one last
     counts: np.ndarray
     slot: np.ndarray          #: route * n_classes + class -> its group (-1: none); not for ``alone`` ones
+    path: np.ndarray          #: (group, j) -> the port of its hop j (-1 past its last)
     hop_next: np.ndarray      #: the per-(port, class) lists of hop entries
     hop_prev: np.ndarray
     class_head: np.ndarray    #: class -> its first live group (-1: none)
@@ -102,6 +106,7 @@ class GroupTable:
         self.width = width
         for name, (dtype, fill) in _GROUP_COLUMNS.items():
             setattr(self, name, np.full(capacity, fill, dtype=dtype))
+        self.path = np.full((capacity, width), -1, dtype=np.int64)
         self.hop_next = np.full(capacity * width, -1, dtype=np.int64)
         self.hop_prev = np.full(capacity * width, -1, dtype=np.int64)
         self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
@@ -118,7 +123,7 @@ class GroupTable:
         self.usage = np.zeros((n_ports, n_classes))
         self.room = np.zeros((n_ports, n_classes))
 
-    def reserve(self, capacity: int, routes: int, width: int, route_path: np.ndarray) -> None:
+    def reserve(self, capacity: int, routes: int, width: int) -> None:
         """Hold at least ``capacity`` groups, ``routes`` routes and routes of ``width`` hops."""
         if capacity > len(self.route):
             old, new = len(self.route), max(capacity, 2 * len(self.route))
@@ -127,6 +132,7 @@ class GroupTable:
             for name in ("hop_next", "hop_prev"):  # entries g * width + j of the new groups
                 setattr(self, name, np.concatenate([getattr(self, name),
                                                     np.full((new - old) * self.width, -1, dtype=np.int64)]))
+            self.path = np.concatenate([self.path, np.full((new - old, self.width), -1, dtype=np.int64)])
             n_free = int(self.counts[N_FREE])
             free = np.empty(new, dtype=np.int64)  # room for every group to be free at once
             free[:new - old] = np.arange(new - 1, old - 1, -1)
@@ -134,21 +140,23 @@ class GroupTable:
             self.free = free
             self.counts[N_FREE] = n_free + new - old
         if width > self.width:
-            self._relink(width, route_path)
+            self._relink(width)
         n_classes = self.port_head.shape[1]
         if routes * n_classes > len(self.slot):
             self.slot = np.concatenate([self.slot, np.full(max(routes * n_classes, len(self.slot)), -1,
                                                            dtype=np.int64)])
 
-    def _relink(self, width: int, route_path: np.ndarray) -> None:
+    def _relink(self, width: int) -> None:
         """Renumber every hop entry for ``width`` hops per group (a longer route came: rare)."""
-        self.width = width
+        path = np.full((len(self.route), width), -1, dtype=np.int64)
+        path[:, :self.width] = self.path
+        self.width, self.path = width, path
         self.hop_next = np.full(len(self.route) * width, -1, dtype=np.int64)
         self.hop_prev = np.full(len(self.route) * width, -1, dtype=np.int64)
         self.port_head[:] = -1
         g = self.arrays()
         for grp in self.live_groups().tolist():
-            _link_hops(g, grp, route_path)
+            _link_hops(g, grp)
 
     def arrays(self) -> Groups:
         """The arrays, for the compiled loop."""
@@ -203,12 +211,15 @@ def group_for(g, route_path, route, klass, alone, given):
     g.class_head[klass] = push_front(g.class_next, g.class_prev, g.class_head[klass], grp)
     if not alone:
         g.slot[key] = grp
-    _link_hops(g, grp, route_path)
+    row = route_path[route]
+    for j in range(g.path.shape[1]):
+        g.path[grp, j] = row[j] if j < len(row) else -1
+    _link_hops(g, grp)
     return grp
 
 
 @kernel
-def join(g, grp, r, remaining, route_path, level, member_next, member_prev, group):
+def join(g, grp, r, remaining, level, member_next, member_prev, group):
     """Record ``r`` joins group ``grp`` with ``remaining`` bytes to send (the clock is tallied to now)."""
     level[r] = g.clock[grp] + remaining
     group[r] = grp
@@ -216,19 +227,19 @@ def join(g, grp, r, remaining, route_path, level, member_next, member_prev, grou
     if g.weight[grp] == 0 or (g.first_done[grp] >= 0 and level[r] < level[g.first_done[grp]]):
         g.first_done[grp] = r
     g.weight[grp] += 1
-    _add_weight(g, grp, route_path, 1)
+    _add_weight(g, grp, 1)
 
 
 @kernel
-def leave(g, grp, r, route_path, level, member_next, member_prev, group):
+def leave(g, grp, r, level, member_next, member_prev, group):
     """Record ``r`` leaves group ``grp``; return its remaining bytes. An emptied group is freed."""
     remaining = level[r] - g.clock[grp]
     g.first[grp] = unlink(member_next, member_prev, g.first[grp], r)
     group[r] = -1
     g.weight[grp] -= 1
-    _add_weight(g, grp, route_path, -1)
+    _add_weight(g, grp, -1)
     if g.weight[grp] == 0:
-        _free(g, grp, route_path)
+        _free(g, grp)
     elif g.first_done[grp] == r:
         g.first_done[grp] = -1  # found again by finish_time, once however many members leave
     return remaining
@@ -247,12 +258,12 @@ def _smallest_level(first, level, member_next):
 
 
 @kernel
-def _add_weight(g, grp, route_path, delta):
+def _add_weight(g, grp, delta):
     """``delta`` flows more of the group's class on each port of its route (ports enter and
     leave the class's port set as their first flow comes and their last goes)."""
     c = g.klass[grp]
     g.class_dirty[c] = 1
-    for p in route_path[g.route[grp]]:
+    for p in g.path[grp]:
         if p < 0:
             break
         before = g.port_weight[p, c]
@@ -271,11 +282,11 @@ def _add_weight(g, grp, route_path, delta):
 
 
 @kernel
-def _free(g, grp, route_path):
+def _free(g, grp):
     """Return an empty group's number for reuse; unlink its hops."""
     c = g.klass[grp]
-    width = len(g.hop_next) // len(g.route)
-    path = route_path[g.route[grp]]
+    width = g.path.shape[1]
+    path = g.path[grp]
     for j in range(len(path)):
         if path[j] < 0:
             break
@@ -292,11 +303,11 @@ def _free(g, grp, route_path):
 
 
 @kernel
-def _link_hops(g, grp, route_path):
+def _link_hops(g, grp):
     """Put group ``grp``'s hops at the head of their (port, class) lists."""
     c = g.klass[grp]
-    width = len(g.hop_next) // len(g.route)
-    path = route_path[g.route[grp]]
+    width = g.path.shape[1]
+    path = g.path[grp]
     for j in range(len(path)):
         if path[j] < 0:
             break

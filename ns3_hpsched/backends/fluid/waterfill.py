@@ -155,7 +155,6 @@ def _rounds(g, s, f, ports, c, m, rounds, now):
     free until the heap takes over), and a port is a bottleneck when its share is the
     smallest of its groups' (``key <= LOWEST``), read where needed rather than stored."""
     frozen = g.counts[STAMP]
-    route_path = f.route_path
     busy = s.heap
     n = 0
     for p in ports:
@@ -170,19 +169,19 @@ def _rounds(g, s, f, ports, c, m, rounds, now):
         for i in range(m):  # each group's share: the smallest of its ports'
             grp = g.unfrozen[i]
             share = np.inf
-            for q in route_path[g.route[grp]]:
+            for q in g.path[grp]:
                 if q < 0:
                     break
                 share = min(share, s.key[q])
             g.fill[grp] = share
-            for q in route_path[g.route[grp]]:
+            for q in g.path[grp]:
                 if q < 0:
                     break
                 s.round[q, LOWEST] = min(s.round[q, LOWEST], share)
         kept = 0
         for i in range(m):
             grp = g.unfrozen[i]
-            path = route_path[g.route[grp]]
+            path = g.path[grp]
             hit = False
             for q in path:
                 if q < 0:
@@ -256,7 +255,7 @@ def _freeze(g, s, f, grp, bottleneck, c, level, now):
     finish_time(g, grp, now, f.level, f.size, f.member_next, FINISH_RTOL)
     w = g.weight[grp]
     load = level * w
-    for q in f.route_path[g.route[grp]]:
+    for q in g.path[grp]:
         if q < 0:
             break
         g.usage[q, c] += load
