@@ -106,7 +106,7 @@ class GroupTable:
         self.width = width
         for name, (dtype, fill) in _GROUP_COLUMNS.items():
             setattr(self, name, np.full(capacity, fill, dtype=dtype))
-        self.path = np.full((capacity, width), -1, dtype=np.int64)
+        self.path = np.full((capacity, width), -1, dtype=np.int32)
         self.hop_next = np.full(capacity * width, -1, dtype=np.int64)
         self.hop_prev = np.full(capacity * width, -1, dtype=np.int64)
         self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
@@ -132,7 +132,7 @@ class GroupTable:
             for name in ("hop_next", "hop_prev"):  # entries g * width + j of the new groups
                 setattr(self, name, np.concatenate([getattr(self, name),
                                                     np.full((new - old) * self.width, -1, dtype=np.int64)]))
-            self.path = np.concatenate([self.path, np.full((new - old, self.width), -1, dtype=np.int64)])
+            self.path = np.concatenate([self.path, np.full((new - old, self.width), -1, dtype=np.int32)])
             n_free = int(self.counts[N_FREE])
             free = np.empty(new, dtype=np.int64)  # room for every group to be free at once
             free[:new - old] = np.arange(new - 1, old - 1, -1)
@@ -148,7 +148,7 @@ class GroupTable:
 
     def _relink(self, width: int) -> None:
         """Renumber every hop entry for ``width`` hops per group (a longer route came: rare)."""
-        path = np.full((len(self.route), width), -1, dtype=np.int64)
+        path = np.full((len(self.route), width), -1, dtype=np.int32)
         path[:, :self.width] = self.path
         self.width, self.path = width, path
         self.hop_next = np.full(len(self.route) * width, -1, dtype=np.int64)
