@@ -54,8 +54,10 @@ RESIDUAL_RTOL = 1e-12
 #: A class is *sparse*, filled in parallel rounds first, when its ports carry at most
 #: this many of its flows on average; denser classes go to the heap at once.
 SPARSE = 2
-#: Parallel rounds a sparse class gets before the heap takes its remaining groups.
-ROUNDS = 4
+#: Parallel rounds a sparse class gets before the heap takes its remaining groups. Most
+#: classes settle in two or three; the heap is the costlier finish (``bench_fluid.py``,
+#: k=16, 100k flows: 66 s with 4 rounds, 48 s with 8 or 16, 49 s with no limit).
+ROUNDS = 8
 
 
 class Scratch(NamedTuple):
