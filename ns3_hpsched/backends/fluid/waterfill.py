@@ -61,24 +61,25 @@ ROUNDS = 8
 
 
 class Scratch(NamedTuple):
-    """Work arrays of a fill (only the filled class's ports are read or written)."""
+    """Per-port work arrays of a fill (only the filled class's ports are read or written)."""
 
-    port: np.ndarray       #: per port: RESIDUAL, COUNT, SHARE, LOWEST, TOTAL (one row: see below)
-    key: np.ndarray        #: heap keys, by position in the class's port list
+    residual: np.ndarray
+    count: np.ndarray
+    key: np.ndarray        #: heap keys (by position in the class's port list), or a round's shares
     heap: np.ndarray
+    round: np.ndarray      #: a round, per port: LOWEST, TOTAL (one array: see below)
 
 
-#: Columns of :attr:`Scratch.port`: what is left of the port for the class's unfrozen
-#: flows, how many they are (a float, exact for any count), their fair share of it in the
-#: current round, the smallest share of the round's groups crossing it, and the load the
-#: round's frozen groups put on it. One row per port keeps what a hop visit reads in one
-#: cache line.
-RESIDUAL, COUNT, SHARE, LOWEST, TOTAL = range(5)
+#: Columns of :attr:`Scratch.round`: the smallest share of the groups crossing the port,
+#: and the load the round's frozen groups put on it (one array rather than two keeps the
+#: tuple every kernel is handed small).
+LOWEST, TOTAL = 0, 1
 
 
 def scratch(n_ports: int) -> Scratch:
     """Work arrays for a network of ``n_ports`` ports."""
-    return Scratch(np.zeros((n_ports, 8)), np.zeros(n_ports), np.zeros(n_ports, dtype=np.int64))
+    return Scratch(np.zeros(n_ports), np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports),
+                   np.zeros(n_ports, dtype=np.int64), np.zeros((n_ports, 2)))
 
 
 @kernel
@@ -124,10 +125,10 @@ def _fill_class(g, s, f, given_port, c, now):
     explicit, crossings = False, 0
     for k in range(n):
         p = ports[k]
-        s.port[p, RESIDUAL], s.port[p, COUNT] = g.room[p, c], g.port_weight[p, c]
+        s.residual[p], s.count[p] = g.room[p, c], g.port_weight[p, c]
         g.usage[p, c] = 0.0
         explicit = explicit or given_port[p] > 0
-        crossings += s.port[p, COUNT]
+        crossings += s.count[p]
     g.counts[STAMP] += 1  # a group this fill froze is marked with it
     if explicit or crossings > SPARSE * n:
         _heap_fill(g, s, f, ports, c, now)
@@ -154,31 +155,31 @@ def _rounds(g, s, f, ports, c, m, rounds, now):
 
     A round visits only the ports some unfrozen group still crosses (kept in ``s.heap``,
     free until the heap takes over), and a port is a bottleneck when its share is the
-    smallest of its groups' (``SHARE <= LOWEST``), read where needed rather than stored."""
+    smallest of its groups' (``key <= LOWEST``), read where needed rather than stored."""
     frozen = g.counts[STAMP]
     busy = s.heap
     n = 0
     for p in ports:
-        if s.port[p, COUNT] > 0:
+        if s.count[p] > 0:
             busy[n] = p
             n += 1
     while m and rounds:
         rounds -= 1
         for p in busy[:n]:
-            s.port[p, SHARE] = s.port[p, RESIDUAL] / s.port[p, COUNT]
-            s.port[p, LOWEST], s.port[p, TOTAL] = np.inf, 0.0
+            s.key[p] = s.residual[p] / s.count[p]
+            s.round[p, LOWEST], s.round[p, TOTAL] = np.inf, 0.0
         for i in range(m):  # each group's share: the smallest of its ports'
             grp = g.unfrozen[i]
             share = np.inf
             for q in g.path[grp]:
                 if q < 0:
                     break
-                share = min(share, s.port[q, SHARE])
+                share = min(share, s.key[q])
             g.fill[grp] = share
             for q in g.path[grp]:
                 if q < 0:
                     break
-                s.port[q, LOWEST] = min(s.port[q, LOWEST], share)
+                s.round[q, LOWEST] = min(s.round[q, LOWEST], share)
         kept = 0
         for i in range(m):
             grp = g.unfrozen[i]
@@ -187,7 +188,7 @@ def _rounds(g, s, f, ports, c, m, rounds, now):
             for q in path:
                 if q < 0:
                     break
-                hit = hit or s.port[q, SHARE] <= s.port[q, LOWEST]
+                hit = hit or s.key[q] <= s.round[q, LOWEST]
             if not hit:
                 g.unfrozen[kept] = grp
                 kept += 1
@@ -199,14 +200,14 @@ def _rounds(g, s, f, ports, c, m, rounds, now):
                 if q < 0:
                     break
                 g.usage[q, c] += load
-                s.port[q, TOTAL] += load
-                s.port[q, COUNT] -= g.weight[grp]
+                s.round[q, TOTAL] += load
+                s.count[q] -= g.weight[grp]
         still = 0
         for p in busy[:n]:
-            s.port[p, RESIDUAL] -= s.port[p, TOTAL]
-            if s.port[p, SHARE] <= s.port[p, LOWEST] or s.port[p, RESIDUAL] < 0.0:
-                s.port[p, RESIDUAL] = 0.0
-            if s.port[p, COUNT] > 0:
+            s.residual[p] -= s.round[p, TOTAL]
+            if s.key[p] <= s.round[p, LOWEST] or s.residual[p] < 0.0:
+                s.residual[p] = 0.0
+            if s.count[p] > 0:
                 busy[still] = p
                 still += 1
         n, m = still, kept
@@ -219,7 +220,7 @@ def _heap_fill(g, s, f, ports, c, now):
     n = len(ports)
     for k in range(n):
         p = ports[k]
-        s.key[k] = s.port[p, RESIDUAL] / s.port[p, COUNT] if s.port[p, COUNT] > 0 else np.inf
+        s.key[k] = s.residual[p] / s.count[p] if s.count[p] > 0 else np.inf
         s.heap[k] = k
     for k in range(n // 2 - 1, -1, -1):
         sift_down(s.heap, s.key, n, k)
@@ -229,10 +230,10 @@ def _heap_fill(g, s, f, ports, c, now):
     while size:
         k = s.heap[0]
         p = ports[k]
-        if s.port[p, COUNT] == 0:  # every group here froze at another bottleneck
+        if s.count[p] == 0:  # every group here froze at another bottleneck
             size = _pop(s.heap, s.key, size)
             continue
-        level = s.port[p, RESIDUAL] / s.port[p, COUNT]
+        level = s.residual[p] / s.count[p]
         if level > s.key[k]:  # stale: freezing elsewhere raised this port's share
             s.key[k] = level
             sift_down(s.heap, s.key, size, 0)
@@ -245,7 +246,7 @@ def _heap_fill(g, s, f, ports, c, now):
                 g.mark[grp] = frozen
                 _freeze(g, s, f, grp, p, c, level, now)
             h = g.hop_next[h]
-        s.port[p, RESIDUAL], s.port[p, COUNT] = 0.0, 0
+        s.residual[p], s.count[p] = 0.0, 0
 
 
 @kernel
@@ -261,8 +262,8 @@ def _freeze(g, s, f, grp, bottleneck, c, level, now):
             break
         g.usage[q, c] += load
         if q != bottleneck:
-            s.port[q, RESIDUAL] = max(s.port[q, RESIDUAL] - load, 0.0)
-            s.port[q, COUNT] -= w
+            s.residual[q] = max(s.residual[q] - load, 0.0)
+            s.count[q] -= w
 
 
 @kernel
