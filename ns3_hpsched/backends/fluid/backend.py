@@ -335,7 +335,7 @@ class FluidBackend(Backend):
         grp = f.group[recs]
         rate = g.usage.copy()
         for k in g.live_groups()[g.given[g.live_groups()] > 0].tolist():
-            path = f.route_path[g.route[k]]
+            path = g.path[k]
             rate[path[path >= 0], g.klass[k]] += g.given[k]
         return Allocation(self.now(), f.flow_id[recs], f.klass[recs], g.given[grp] + g.fill[grp], rate)
 

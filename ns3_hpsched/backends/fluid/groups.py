@@ -103,7 +103,6 @@ class GroupTable:
     """
 
     def __init__(self, n_ports: int, n_classes: int, capacity: int = 1024, width: int = 6) -> None:
-        self.width = width
         for name, (dtype, fill) in _GROUP_COLUMNS.items():
             setattr(self, name, np.full(capacity, fill, dtype=dtype))
         self.path = np.full((capacity, width), -1, dtype=np.int32)
@@ -150,13 +149,18 @@ class GroupTable:
         """Renumber every hop entry for ``width`` hops per group (a longer route came: rare)."""
         path = np.full((len(self.route), width), -1, dtype=np.int32)
         path[:, :self.width] = self.path
-        self.width, self.path = width, path
+        self.path = path
         self.hop_next = np.full(len(self.route) * width, -1, dtype=np.int64)
         self.hop_prev = np.full(len(self.route) * width, -1, dtype=np.int64)
         self.port_head[:] = -1
         g = self.arrays()
         for grp in self.live_groups().tolist():
             _link_hops(g, grp)
+
+    @property
+    def width(self) -> int:
+        """Hops per group: of the longest route so far."""
+        return self.path.shape[1]
 
     def arrays(self) -> Groups:
         """The arrays, for the compiled loop."""

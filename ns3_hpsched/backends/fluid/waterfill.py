@@ -56,7 +56,8 @@ RESIDUAL_RTOL = 1e-12
 SPARSE = 2
 #: Parallel rounds a sparse class gets before the heap takes its remaining groups. Most
 #: classes settle in two or three; the heap is the costlier finish (``bench_fluid.py``,
-#: k=16, 100k flows: 66 s with 4 rounds, 48 s with 8 or 16, 49 s with no limit).
+#: k=16, 100k flows, measured with a scratch layout since reverted: 66 s with 4 rounds,
+#: 48 s with 8 or 16, 49 s with no limit).
 ROUNDS = 8
 
 
@@ -225,7 +226,7 @@ def _heap_fill(g, s, f, ports, c, now):
     for k in range(n // 2 - 1, -1, -1):
         sift_down(s.heap, s.key, n, k)
     frozen = g.counts[STAMP]
-    width = len(g.hop_next) // len(g.route)
+    width = g.path.shape[1]
     size = n
     while size:
         k = s.heap[0]
