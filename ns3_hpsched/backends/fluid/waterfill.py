@@ -22,7 +22,11 @@ one where it is used (the measurements of :mod:`ns3_hpsched.sched.fill`):
   reaches the top visits every hop once.
 
 A bottleneck's residual is set to exactly 0, so a lower class sees a saturated port as
-full, not as round-off dust.
+full, not as round-off dust. Groups crossing a port with no room for their class are
+*parked* (:mod:`.groups`): they would freeze at 0 at the first step of either method, so
+the fill leaves them out and counts only the open groups' flows on each port; the ports
+that became full or stopped being full since the class's last fill park and unpark
+theirs before it starts.
 
 Only classes from the highest one that changed down are refilled: strict priority means
 a class's rates depend on its own and higher classes only. A class's load on each port
@@ -42,7 +46,7 @@ import numpy as np
 
 from ...sched.fill import sift_down
 from .flows import FINISH_RTOL
-from .groups import STAMP, finish_time
+from .groups import STAMP, finish_time, set_full
 from .kernel import kernel
 
 __all__ = ["Scratch", "scratch", "refill", "RESIDUAL_RTOL"]
@@ -69,6 +73,7 @@ class Scratch(NamedTuple):
     key: np.ndarray        #: heap keys (by position in the class's port list), or a round's shares
     heap: np.ndarray
     round: np.ndarray      #: a round, per port: LOWEST, TOTAL (one array: see below)
+    flipped: np.ndarray    #: ports whose fullness for the class changed, the count in the last entry
 
 
 #: Columns of :attr:`Scratch.round`: the smallest share of the groups crossing the port,
@@ -80,7 +85,8 @@ LOWEST, TOTAL = 0, 1
 def scratch(n_ports: int) -> Scratch:
     """Work arrays for a network of ``n_ports`` ports."""
     return Scratch(np.zeros(n_ports), np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports),
-                   np.zeros(n_ports, dtype=np.int64), np.zeros((n_ports, 2)))
+                   np.zeros(n_ports, dtype=np.int64), np.zeros((n_ports, 2)),
+                   np.zeros(n_ports + 1, dtype=np.int64))
 
 
 @kernel
@@ -92,17 +98,19 @@ def refill(g, s, f, capacity, given_port, top, now):
     for c in range(top, g.port_head.shape[1]):
         if g.class_n_ports[c] == 0:
             g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
-        elif _new_rooms(g, capacity, given_port, c) or g.class_dirty[c]:
+        elif _new_rooms(g, s, capacity, given_port, c) or g.class_dirty[c]:
             _fill_class(g, s, f, given_port, c, now)
 
 
 @kernel
-def _new_rooms(g, capacity, given_port, c):
+def _new_rooms(g, s, capacity, given_port, c):
     """What explicit rates and the classes above leave class ``c`` on each of its ports,
     into ``g.room``; whether any changed since its last fill. A class whose groups and
     rooms are as they were keeps its rates (a starved class, say, whose ports the
-    classes above still fill)."""
+    classes above still fill). Ports that became full or stopped being full go to
+    ``s.flipped``: the fill parks and unparks their groups first."""
     changed = False
+    n_flipped = 0
     for p in g.class_ports[c, :g.class_n_ports[c]]:
         room = capacity[p] - given_port[p]
         for above in range(c):
@@ -112,24 +120,33 @@ def _new_rooms(g, capacity, given_port, c):
         if room != g.room[p, c]:
             g.room[p, c] = room
             changed = True
+        if (room == 0.0) != g.full[p, c]:
+            s.flipped[n_flipped] = p
+            n_flipped += 1
+            changed = True
+    s.flipped[-1] = n_flipped
     return changed
 
 
 @kernel
 def _fill_class(g, s, f, given_port, c, now):
-    """Max-min fill of class ``c`` in its rooms: rounds unless explicit rates share its
-    ports, then the heap for whatever the rounds left (see the module docstring)."""
+    """Max-min fill of class ``c``'s open groups in its rooms (its parked ones send
+    nothing): rounds unless explicit rates share its ports, then the heap for whatever
+    the rounds left (see the module docstring). Whether the class is dense counts its
+    parked groups too."""
     n = g.class_n_ports[c]
     ports = g.class_ports[c, :n]
     g.class_dirty[c] = 0
     g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
+    for p in s.flipped[:s.flipped[-1]]:
+        set_full(g, p, c, not g.full[p, c], now, f.level, f.size, f.member_next, FINISH_RTOL)
     explicit, crossings = False, 0
     for k in range(n):
         p = ports[k]
-        s.residual[p], s.count[p] = g.room[p, c], g.port_weight[p, c]
+        s.residual[p], s.count[p] = g.room[p, c], g.open_weight[p, c]
         g.usage[p, c] = 0.0
         explicit = explicit or given_port[p] > 0
-        crossings += s.count[p]
+        crossings += g.port_weight[p, c]
     g.counts[STAMP] += 1  # a group this fill froze is marked with it
     if explicit or crossings > SPARSE * n:
         _heap_fill(g, s, f, ports, c, now)
@@ -139,7 +156,7 @@ def _fill_class(g, s, f, given_port, c, now):
 
 @kernel
 def _list_groups(g, c):
-    """Put the live groups of class ``c`` in ``g.unfrozen``; return how many."""
+    """Put the open groups of class ``c`` in ``g.unfrozen``; return how many."""
     m = 0
     grp = g.class_head[c]
     while grp >= 0:
