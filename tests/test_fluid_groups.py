@@ -1,10 +1,14 @@
-"""The fluid backend's group table: groups keep their routes' ports as the table grows."""
+"""The fluid backend's group table: groups keep their routes' ports as the table grows; starved
+groups are parked."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ns3_hpsched.backends.fluid.groups import GroupTable, group_for
+from ns3_hpsched.backends.base import FlowStart
+from ns3_hpsched.backends.fluid import FluidBackend
+from ns3_hpsched.backends.fluid.groups import N_OPEN, GroupTable, group_for
+from ns3_hpsched.topology import big_switch, fat_tree
 
 
 def _listed(table: GroupTable, port: int, klass: int) -> set[int]:
@@ -35,3 +39,65 @@ def test_a_longer_route_and_more_groups_keep_every_group_on_its_ports():
     for port in range(8):
         for klass in range(2):
             assert _listed(table, port, klass) == expected.get((port, klass), set()), (port, klass)
+
+
+def _open_weights(table: GroupTable) -> np.ndarray:
+    """Flows of open groups per (port, class), summed from the groups themselves."""
+    weight = np.zeros_like(table.open_weight)
+    for grp in table.live_groups().tolist():
+        if table.blocked[grp] == 0:
+            ports = table.path[grp][table.path[grp] >= 0]
+            weight[ports, table.klass[grp]] += table.weight[grp]
+    return weight
+
+
+def _check_parking(table: GroupTable) -> int:
+    """Assert the parking books (module docstring of ``groups``) hold; return how many groups are parked."""
+    live = table.live_groups().tolist()
+    parked = [grp for grp in live if table.blocked[grp] > 0]
+    assert sorted(table.opened[:table.counts[N_OPEN]].tolist()) == sorted(set(live) - set(parked))
+    np.testing.assert_array_equal(table.open_weight, _open_weights(table))
+    for grp in live:
+        ports = table.path[grp][table.path[grp] >= 0].tolist()
+        klass = int(table.klass[grp])
+        assert table.blocked[grp] == (0 if table.alone[grp] else table.full[ports, klass].sum())
+        assert all((grp in _listed(table, port, klass)) == (grp not in parked) for port in ports)
+        if grp in parked:
+            assert table.fill[grp] == 0.0
+    return len(parked)
+
+
+def test_a_starved_group_is_parked_and_unparked_when_its_port_frees():
+    """Class 0 fills host 0's uplink, so the class-1 flow from host 0 (sharing only that port)
+    is parked at rate 0 with the parking books right (its full ports counted, out of the open
+    lists and weights); once class 0 is done it is open again and gets line rate: finishes at
+    S/C and 2S/C."""
+    C, S = 8e9, 1_000_000
+    backend = FluidBackend(big_switch(3, rate_bps=C), n_classes=2, latency=False)
+    seen = []
+    backend.on_allocate = lambda alloc: seen.append((alloc.time_s, _check_parking(backend._groups)))
+    done = {}
+    backend.on_flow_done = lambda fid, t: done.setdefault(fid, t)
+    backend.start_flow(FlowStart(0, 0, 1, S, 0))
+    backend.start_flow(FlowStart(1, 0, 2, S, 1))
+    backend.run()
+    assert seen[0] == (0.0, 1) and seen[-1][1] == 0
+    assert done == {0: S * 8 / C, 1: 2 * S * 8 / C}
+
+
+def test_parking_books_hold_through_a_random_run():
+    """Random flows in three classes on a k=4 fat-tree, with class changes: after every
+    allocation the parking books hold, and groups were parked on the way."""
+    rng = np.random.default_rng(3)
+    topo = fat_tree(4, rate_bps=8e9)
+    backend = FluidBackend(topo, n_classes=3, latency=False)
+    parked = []
+    backend.on_allocate = lambda alloc: parked.append(_check_parking(backend._groups))
+    for fid in range(150):
+        src, dst = rng.choice(topo.n_hosts, size=2, replace=False)
+        flow = FlowStart(fid, int(src), int(dst), int(rng.integers(1_000, 2_000_000)), int(rng.integers(0, 3)))
+        backend.at(float(rng.uniform(0, 1e-3)), lambda f=flow: backend.start_flow(f))
+    for fid in rng.choice(150, size=40).tolist():
+        backend.at(float(rng.uniform(1e-3, 3e-3)), lambda f=fid, c=int(rng.integers(0, 3)): backend.set_priority(f, c))
+    backend.run()
+    assert max(parked) > 10 and parked[-1] == 0

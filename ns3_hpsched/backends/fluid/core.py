@@ -328,7 +328,9 @@ def _collect_done(c, t):
     A due group's first member is done (it is within :data:`FINISH_RTOL` of its size of
     done), and so is every member whose level is no further than that member's, or
     within :data:`FINISH_RTOL` of its size (round-off of the clock would otherwise leave
-    crumbs).
+    crumbs). A parked group is due only if it was parked done (its first member within
+    :data:`FINISH_RTOL` of its size); the fills skip it, so its members left send
+    nothing from now on, and it is due no more.
     """
     f, g = c.f, c.g
     n = 0
@@ -345,6 +347,8 @@ def _collect_done(c, t):
                 f.done[n] = r
                 n += 1
             r = f.member_next[r]
+        if g.blocked[grp]:
+            g.finish_at[grp] = g.done_at[grp] = np.inf
     return n
 
 

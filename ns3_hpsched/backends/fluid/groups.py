@@ -28,7 +28,8 @@ per event only what costs the number of groups, never of flows:
 
 A flow holding an explicit rate (Varys' MADD) gets a group of its own (``alone``): its
 rate is its explicit rate plus its group's fill. Group numbers are reused once a group
-empties; the live ones are ``live[:counts[N_LIVE]]``. Hop ``j`` of group ``g`` is port
+empties; the live ones are ``live[:counts[N_LIVE]]``, the open ones (not parked, below)
+``opened[:counts[N_OPEN]]``. Hop ``j`` of group ``g`` is port
 ``path[g, j]`` and entry ``g * width + j`` of the port lists (``width``: hops of the
 longest route). Each group keeps its own copy of its route's ports: live groups reuse low
 numbers, so water-filling reads their ports from a table the size of the active groups
@@ -44,10 +45,11 @@ import numpy as np
 from .flows import ACTIVE
 from .kernel import kernel
 
-__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "push_front", "unlink", "set_full"]
+__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "push_front", "unlink", "set_full"]
 
-#: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class fill).
-N_LIVE, N_FREE, STAMP = 0, 1, 2
+#: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class
+#: fill), open groups.
+N_LIVE, N_FREE, STAMP, N_OPEN = 0, 1, 2, 3
 
 #: Per-group arrays: dtype and the value of an unused group.
 _GROUP_COLUMNS = {
@@ -57,6 +59,7 @@ _GROUP_COLUMNS = {
     "done_at": (np.float64, np.inf),
     "live_pos": (np.int64, -1), "mark": (np.int64, 0), "live": (np.int64, -1), "unfrozen": (np.int64, -1),
     "class_next": (np.int64, -1), "class_prev": (np.int64, -1), "blocked": (np.int64, 0),
+    "opened": (np.int64, -1), "open_pos": (np.int64, -1),
 }
 
 
@@ -81,6 +84,8 @@ class Groups(NamedTuple):
     class_next: np.ndarray    #: the per-class lists of open (not parked) groups
     class_prev: np.ndarray
     blocked: np.ndarray       #: full ports on the group's route (parked while > 0; 0 for ``alone`` ones)
+    opened: np.ndarray        #: the open groups (the ones whose clocks move)
+    open_pos: np.ndarray      #: position in ``opened`` (-1: parked or free)
     free: np.ndarray          #: unused group numbers, the next one last
     counts: np.ndarray
     slot: np.ndarray          #: route * n_classes + class -> its group (-1: none); not for ``alone`` ones
@@ -123,7 +128,7 @@ class GroupTable:
         self.hop_next = np.full(capacity * width, -1, dtype=np.int64)
         self.hop_prev = np.full(capacity * width, -1, dtype=np.int64)
         self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
-        self.counts = np.array([0, capacity, 0], dtype=np.int64)
+        self.counts = np.array([0, capacity, 0, 0], dtype=np.int64)
         self.slot = np.full(n_classes, -1, dtype=np.int64)
         self.class_head = np.full(n_classes, -1, dtype=np.int64)
         self.port_head = np.full((n_ports, n_classes), -1, dtype=np.int64)
@@ -227,9 +232,7 @@ def group_for(g, route_path, route, klass, alone, given):
     g.route[grp], g.klass[grp], g.alone[grp], g.given[grp] = route, klass, alone, given
     g.weight[grp], g.fill[grp], g.clock[grp] = 0, 0.0, 0.0
     g.first[grp], g.first_done[grp], g.finish_at[grp], g.done_at[grp] = -1, -1, np.inf, np.inf
-    g.live_pos[grp] = g.counts[N_LIVE]
-    g.live[g.counts[N_LIVE]] = grp
-    g.counts[N_LIVE] += 1
+    _set_add(g.live, g.live_pos, g.counts, N_LIVE, grp)
     if not alone:
         g.slot[key] = grp
     row = route_path[route]
@@ -241,6 +244,7 @@ def group_for(g, route_path, route, klass, alone, given):
     g.blocked[grp] = blocked
     if not blocked:
         g.class_head[klass] = push_front(g.class_next, g.class_prev, g.class_head[klass], grp)
+        _set_add(g.opened, g.open_pos, g.counts, N_OPEN, grp)
     _link_hops(g, grp)
     return grp
 
@@ -321,10 +325,8 @@ def _free(g, grp):
         g.slot[g.route[grp] * g.port_head.shape[1] + c] = -1
     if not g.blocked[grp]:
         g.class_head[c] = unlink(g.class_next, g.class_prev, g.class_head[c], grp)
-    last = g.live[g.counts[N_LIVE] - 1]
-    g.live[g.live_pos[grp]], g.live_pos[last] = last, g.live_pos[grp]
-    g.counts[N_LIVE] -= 1
-    g.live_pos[grp] = -1
+        _set_remove(g.opened, g.open_pos, g.counts, N_OPEN, grp)
+    _set_remove(g.live, g.live_pos, g.counts, N_LIVE, grp)
     g.free[g.counts[N_FREE]] = grp
     g.counts[N_FREE] += 1
 
@@ -389,8 +391,10 @@ def _move(g, grp, park):
     _link_hops(g, grp)
     if park:
         g.class_head[c] = unlink(g.class_next, g.class_prev, g.class_head[c], grp)
+        _set_remove(g.opened, g.open_pos, g.counts, N_OPEN, grp)
     else:
         g.class_head[c] = push_front(g.class_next, g.class_prev, g.class_head[c], grp)
+        _set_add(g.opened, g.open_pos, g.counts, N_OPEN, grp)
     delta = -g.weight[grp] if park else g.weight[grp]
     for p in g.path[grp]:
         if p < 0:
@@ -398,11 +402,29 @@ def _move(g, grp, park):
         g.open_weight[p, c] += delta
 
 
+@kernel(inline="always")
+def _set_add(members, pos, counts, k, grp):
+    """Add ``grp`` to the set ``members[:counts[k]]`` (``pos``: where each member is)."""
+    pos[grp] = counts[k]
+    members[counts[k]] = grp
+    counts[k] += 1
+
+
+@kernel(inline="always")
+def _set_remove(members, pos, counts, k, grp):
+    """Take ``grp`` out of the set ``members[:counts[k]]``: the last member takes its place."""
+    last = members[counts[k] - 1]
+    members[pos[grp]], pos[last] = last, pos[grp]
+    counts[k] -= 1
+    pos[grp] = -1
+
+
 @kernel
 def tally_groups(g, dt):
-    """Advance every live group's clock by ``dt`` seconds at its flows' rate."""
-    for i in range(g.counts[N_LIVE]):
-        grp = g.live[i]
+    """Advance every open group's clock by ``dt`` seconds at its flows' rate (a parked
+    group sends nothing)."""
+    for i in range(g.counts[N_OPEN]):
+        grp = g.opened[i]
         g.clock[grp] += (g.given[grp] + g.fill[grp]) * dt / 8
 
 
