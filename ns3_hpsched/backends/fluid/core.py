@@ -40,7 +40,7 @@ from ...sched.fill import sift_down
 from ...transports.base import flow_delivery_s
 from .coflows import Coflows, coflow_sent, flow_finished, next_crossing, pop_crossed, update_crossings
 from .flows import ACTIVE, DONE, FINISH_RTOL, N_PENDING, NEXT, SEQ, Flows
-from .groups import Groups, bytes_sent, group_for, join, leave, tally_groups
+from .groups import N_LIVE, N_OPEN, PARKED_DUE, Groups, bytes_sent, group_for, join, leave, tally_groups
 from .kernel import kernel
 from .waterfill import Scratch, refill
 
@@ -328,14 +328,16 @@ def _collect_done(c, t):
     A due group's first member is done (it is within :data:`FINISH_RTOL` of its size of
     done), and so is every member whose level is no further than that member's, or
     within :data:`FINISH_RTOL` of its size (round-off of the clock would otherwise leave
-    crumbs). A parked group is due only if it was parked done (its first member within
-    :data:`FINISH_RTOL` of its size); the fills skip it, so its members left send
-    nothing from now on, and it is due no more.
+    crumbs). Only open groups are due, unless a group was parked done (its first member
+    within :data:`FINISH_RTOL` of its size; ``counts[PARKED_DUE]``): then every live group
+    is looked at, and such a group's members left send nothing from now on, so it is due
+    no more (the fills skip it).
     """
     f, g = c.f, c.g
     n = 0
-    for i in range(g.counts[0]):
-        grp = g.live[i]
+    groups = g.live[:g.counts[N_LIVE]] if g.counts[PARKED_DUE] else g.opened[:g.counts[N_OPEN]]
+    g.counts[PARKED_DUE] = 0
+    for grp in groups:
         if g.done_at[grp] > t:
             continue
         clock = g.clock[grp]

@@ -45,11 +45,12 @@ import numpy as np
 from .flows import ACTIVE
 from .kernel import kernel
 
-__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "push_front", "unlink", "set_full"]
+__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "push_front", "unlink", "set_full"]
 
 #: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class
-#: fill), open groups.
-N_LIVE, N_FREE, STAMP, N_OPEN = 0, 1, 2, 3
+#: fill), open groups, and whether a group was parked done (within the finish tolerance of its size)
+#: since the last collection of finished flows.
+N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE = range(5)
 
 #: Per-group arrays: dtype and the value of an unused group.
 _GROUP_COLUMNS = {
@@ -128,7 +129,7 @@ class GroupTable:
         self.hop_next = np.full(capacity * width, -1, dtype=np.int64)
         self.hop_prev = np.full(capacity * width, -1, dtype=np.int64)
         self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
-        self.counts = np.array([0, capacity, 0, 0], dtype=np.int64)
+        self.counts = np.array([0, capacity, 0, 0, 0], dtype=np.int64)
         self.slot = np.full(n_classes, -1, dtype=np.int64)
         self.class_head = np.full(n_classes, -1, dtype=np.int64)
         self.port_head = np.full((n_ports, n_classes), -1, dtype=np.int64)
@@ -380,6 +381,8 @@ def set_full(g, p, c, full, now, level, size, member_next, rtol):
             _move(g, grp, True)
             g.fill[grp] = 0.0
             finish_time(g, grp, now, level, size, member_next, rtol)
+            if g.done_at[grp] <= now:
+                g.counts[PARKED_DUE] = 1
 
 
 @kernel
