@@ -26,7 +26,7 @@ import numba
 import numpy as np
 
 __all__ = ["allocate_rates", "allocate_grouped", "fill_classes", "gather_hops", "lowest_class_on", "port_sum", "sift_down",
-           "ALL_ROUNDS"]
+           "sort_by", "ALL_ROUNDS"]
 
 #: "No limit" on the parallel rounds of a class (:func:`fill_classes`' ``max_rounds``).
 ALL_ROUNDS = 2**62
@@ -243,6 +243,20 @@ def sift_down(heap, key, size, i):
             return
         heap[i], heap[smallest] = heap[smallest], heap[i]
         i = smallest
+
+
+@numba.njit(cache=True)
+def sort_by(a, key):
+    """Sort ``a`` (indices into ``key``, distinct keys) by ``key``, in place and without
+    allocating (heapsort: the popped smallest go to the back, then the whole is reversed)."""
+    n = len(a)
+    for k in range(n // 2 - 1, -1, -1):
+        sift_down(a, key, n, k)
+    for size in range(n - 1, 0, -1):
+        a[0], a[size] = a[size], a[0]
+        sift_down(a, key, size, 0)
+    for i in range(n // 2):
+        a[i], a[n - 1 - i] = a[n - 1 - i], a[i]
 
 
 @numba.njit(cache=True)

@@ -36,7 +36,7 @@ import numba
 import numpy as np
 
 from ...sched.allocator import GIVEN_RTOL
-from ...sched.fill import sift_down
+from ...sched.fill import sort_by
 from ...transports.base import flow_delivery_s
 from .coflows import Coflows, coflow_sent, flow_finished, next_crossing, pop_crossed, update_crossings
 from .flows import ACTIVE, DONE, FINISH_RTOL, N_PENDING, NEXT, SEQ, Flows
@@ -288,7 +288,7 @@ def _advance(c, t):
     f = c.f
     n = _collect_done(c, t)
     done = f.done[:n]
-    _sort_by(done, f.seq)
+    sort_by(done, f.seq)
     for r in done:  # delivery first, while the rates they finished in stand
         delay = 0.0
         if c.loop[LATENCY]:
@@ -305,20 +305,6 @@ def _advance(c, t):
     refill_from(c, top)
     c.loop[N_DONE] = n
     c.loop[N_ACTIVE] -= n
-
-
-@kernel
-def _sort_by(a, key):
-    """Sort ``a`` (indices into ``key``, distinct keys) by ``key``, in place and without
-    allocating (heapsort: the popped smallest go to the back, then the whole is reversed)."""
-    n = len(a)
-    for k in range(n // 2 - 1, -1, -1):
-        sift_down(a, key, n, k)
-    for size in range(n - 1, 0, -1):
-        a[0], a[size] = a[size], a[0]
-        sift_down(a, key, size, 0)
-    for i in range(n // 2):
-        a[i], a[n - 1 - i] = a[n - 1 - i], a[i]
 
 
 @kernel
