@@ -1,5 +1,5 @@
 """The fluid backend's group table: groups keep their routes' ports as the table grows; starved
-groups are parked."""
+groups are parked; the rooms a fill does not work out again are the ones it would get."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 from ns3_hpsched.backends.base import FlowStart
 from ns3_hpsched.backends.fluid import FluidBackend
 from ns3_hpsched.backends.fluid.groups import N_OPEN, GroupTable, group_for
+from ns3_hpsched.backends.fluid.waterfill import RESIDUAL_RTOL
 from ns3_hpsched.topology import big_switch, fat_tree
 
 
@@ -67,6 +68,24 @@ def _check_parking(table: GroupTable) -> int:
     return len(parked)
 
 
+def _check_rooms(backend: FluidBackend) -> None:
+    """Assert every class's room on each of its ports not marked stale is what the classes
+    above and the explicit rates leave it (summed in the fill's order), and that a class
+    has usage only on the ports its last fill listed."""
+    table, capacity, given = backend._groups, backend._capacity, backend._given_port
+    for klass in range(table.port_head.shape[1]):
+        listed = set(table.fill_ports[klass, :table.class_n_fill[klass]].tolist())
+        assert set(np.flatnonzero(table.usage[:, klass]).tolist()) <= listed
+        for port in table.class_ports[klass, :table.class_n_ports[klass]].tolist():
+            if table.stale[port, klass]:
+                continue
+            room = capacity[port] - given[port]
+            for above in range(klass):
+                room -= table.usage[port, above]
+            room = 0.0 if room <= RESIDUAL_RTOL * capacity[port] else room
+            assert table.room[port, klass] == room, (port, klass)
+
+
 def test_a_starved_group_is_parked_and_unparked_when_its_port_frees():
     """Class 0 fills host 0's uplink, so the class-1 flow from host 0 (sharing only that port)
     is parked at rate 0 with the parking books right (its full ports counted, out of the open
@@ -85,14 +104,14 @@ def test_a_starved_group_is_parked_and_unparked_when_its_port_frees():
     assert done == {0: S * 8 / C, 1: 2 * S * 8 / C}
 
 
-def test_parking_books_hold_through_a_random_run():
+def test_parking_and_room_books_hold_through_a_random_run():
     """Random flows in three classes on a k=4 fat-tree, with class changes: after every
-    allocation the parking books hold, and groups were parked on the way."""
+    allocation the parking books and the rooms hold, and groups were parked on the way."""
     rng = np.random.default_rng(3)
     topo = fat_tree(4, rate_bps=8e9)
     backend = FluidBackend(topo, n_classes=3, latency=False)
     parked = []
-    backend.on_allocate = lambda alloc: parked.append(_check_parking(backend._groups))
+    backend.on_allocate = lambda alloc: (parked.append(_check_parking(backend._groups)), _check_rooms(backend))
     for fid in range(150):
         src, dst = rng.choice(topo.n_hosts, size=2, replace=False)
         flow = FlowStart(fid, int(src), int(dst), int(rng.integers(1_000, 2_000_000)), int(rng.integers(0, 3)))

@@ -40,7 +40,8 @@ from ...sched.fill import sort_by
 from ...transports.base import flow_delivery_s
 from .coflows import Coflows, coflow_sent, flow_finished, next_crossing, pop_crossed, update_crossings
 from .flows import ACTIVE, DONE, FINISH_RTOL, N_PENDING, NEXT, SEQ, Flows
-from .groups import N_LIVE, N_OPEN, PARKED_DUE, Groups, bytes_sent, group_for, join, leave, tally_groups
+from .groups import (N_LIVE, N_OPEN, PARKED_DUE, Groups, bytes_sent, group_for, join, leave, stale_below,
+                     tally_groups)
 from .kernel import kernel
 from .waterfill import Scratch, refill
 
@@ -59,10 +60,11 @@ NOW, TALLIED, NEXT_FINISH, NEXT_DONE = range(4)
 #: recomputed; from this class down; explicit rates changed; crossing times must be
 #: recomputed; flows finished and watches crossed at the last step; the port explicit
 #: rates overload (-1: none); the backend's settings (latency on, classes, MTU bytes);
-#: flows sending now; allocations so far, and the sum of the flows sending at each.
+#: flows sending now; allocations so far, and the sum of the flows sending at each; ports
+#: carrying explicit rates.
 (EVENTS, DIRTY, CHANGED_CLASS, GIVEN_DIRTY, WATCH_DIRTY, N_DONE, N_CROSSED, OVER, LATENCY, N_CLASSES,
- MTU, N_ACTIVE, ALLOCATIONS, ACTIVE_SUM) = range(14)
-LOOP_SIZE = 14
+ MTU, N_ACTIVE, ALLOCATIONS, ACTIVE_SUM, N_GIVEN_PORTS) = range(15)
+LOOP_SIZE = 15
 
 
 def new_clock() -> np.ndarray:
@@ -245,7 +247,7 @@ def _allocate(c):
                         top = k
                         break
         c.loop[GIVEN_DIRTY] = 0
-    refill(c.g, c.s, c.f, c.capacity, c.given_port, top, c.clock[NOW])
+    refill(c.g, c.s, c.f, c.capacity, c.given_port, top, c.clock[NOW], c.loop[N_GIVEN_PORTS] > 0)
     c.loop[CHANGED_CLASS] = c.loop[N_CLASSES]
     c.loop[ALLOCATIONS] += 1
     c.loop[ACTIVE_SUM] += c.loop[N_ACTIVE]
@@ -258,16 +260,23 @@ def _allocate(c):
 
 @kernel
 def _sum_given(c):
-    """Explicit rates per port, summed afresh over the groups holding one."""
-    g = c.g
-    c.given_port[:] = 0.0
-    for i in range(g.counts[0]):
+    """Explicit rates per port, summed afresh over the groups holding one; the classes on
+    a port whose sum changed see their room there as stale."""
+    g, before = c.g, c.s.before
+    for p in range(len(c.given_port)):
+        before[p], c.given_port[p] = c.given_port[p], 0.0
+    for i in range(g.counts[N_LIVE]):
         grp = g.live[i]
         if g.given[grp] > 0:
             for p in g.path[grp]:
                 if p < 0:
                     break
                 c.given_port[p] += g.given[grp]
+    c.loop[N_GIVEN_PORTS] = 0
+    for p in range(len(c.given_port)):
+        if c.given_port[p] != before[p]:
+            stale_below(g, p, -1)
+        c.loop[N_GIVEN_PORTS] += c.given_port[p] > 0
 
 
 @kernel

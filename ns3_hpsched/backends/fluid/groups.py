@@ -14,7 +14,10 @@ per event only what costs the number of groups, never of flows:
   class), with the number of flows of that class on the port (``port_weight``) and, per
   class, the set of ports it uses (``class_ports``) and the list of its open groups
   (``class_head``, ``class_next``): what water-filling (:mod:`.waterfill`) walks, kept up
-  to date as groups come and go instead of rebuilt.
+  to date as groups come and go instead of rebuilt. Each class also keeps the ports its
+  last fill gave a rate (``fill_ports``, the only ones where it has ``usage``) and the
+  ports where its room may have changed since (``stale_ports``): a port new to the
+  class, or one where a higher class's usage or the explicit rates changed.
 * **Parked groups.** A port the classes above (and explicit rates) leave no room for a
   class is *full* for it (``full``, as of the class's last fill), and every group of the
   class crossing it gets rate 0 whatever the rest of the network does. Such a group is
@@ -45,7 +48,8 @@ import numpy as np
 from .flows import ACTIVE
 from .kernel import kernel
 
-__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "push_front", "unlink", "set_full"]
+__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "push_front", "unlink", "set_full",
+           "stale_room", "stale_below"]
 
 #: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class
 #: fill), open groups, and whether a group was parked done (within the finish tolerance of its size)
@@ -104,8 +108,14 @@ class Groups(NamedTuple):
     class_soonest: np.ndarray  #: (class, 0): its groups' earliest ``finish_at``, (class, 1): ``done_at``
     class_dirty: np.ndarray    #: 1 if the class's groups changed since its last fill
     class_pos: np.ndarray     #: (port, class) -> position in class_ports (-1: not used)
+    class_crossings: np.ndarray  #: class -> its flows' hops (``port_weight`` summed over its ports)
     usage: np.ndarray         #: (port, class) -> the class's fill on the port, bits per second
+    fill_ports: np.ndarray    #: (class, k) -> the k-th port its last fill gave a rate (the only ones with ``usage``)
+    class_n_fill: np.ndarray   #: class -> how many ``fill_ports`` it has
     room: np.ndarray          #: (port, class) -> what the classes above left the class, at its last fill
+    stale: np.ndarray         #: (port, class) -> ``room`` may have changed since (the port's usage above, or explicit rates)
+    stale_ports: np.ndarray   #: (class, k) -> the k-th of its stale ports
+    class_n_stale: np.ndarray  #: class -> how many ``stale_ports`` it has
 
 
 class GroupTable:
@@ -142,8 +152,14 @@ class GroupTable:
         self.class_soonest = np.full((n_classes, 2), np.inf)
         self.class_dirty = np.zeros(n_classes, dtype=np.int64)
         self.class_pos = np.full((n_ports, n_classes), -1, dtype=np.int64)
+        self.class_crossings = np.zeros(n_classes, dtype=np.int64)
         self.usage = np.zeros((n_ports, n_classes))
+        self.fill_ports = np.zeros((n_classes, n_ports), dtype=np.int64)
+        self.class_n_fill = np.zeros(n_classes, dtype=np.int64)
         self.room = np.zeros((n_ports, n_classes))
+        self.stale = np.zeros((n_ports, n_classes), dtype=np.bool_)
+        self.stale_ports = np.zeros((n_classes, n_ports), dtype=np.int64)
+        self.class_n_stale = np.zeros(n_classes, dtype=np.int64)
 
     def reserve(self, capacity: int, routes: int, width: int) -> None:
         """Hold at least ``capacity`` groups, ``routes`` routes and routes of ``width`` hops."""
@@ -302,19 +318,41 @@ def _add_weight(g, grp, delta):
             break
         if is_open:
             g.open_weight[p, c] += delta
+        g.class_crossings[c] += delta
         before = g.port_weight[p, c]
         g.port_weight[p, c] = before + delta
         if before == 0:
             k = g.class_n_ports[c]
             g.class_ports[c, k], g.class_pos[p, c] = p, k
             g.class_n_ports[c] = k + 1
+            stale_room(g, p, c)
         elif before + delta == 0:
             k, last = g.class_pos[p, c], g.class_n_ports[c] - 1
             moved = g.class_ports[c, last]
             g.class_ports[c, k], g.class_pos[moved, c] = moved, k
             g.class_pos[p, c] = -1
             g.class_n_ports[c] = last
-            g.usage[p, c] = 0.0
+            if g.usage[p, c] != 0.0:
+                g.usage[p, c] = 0.0
+                stale_below(g, p, c)
+
+
+@kernel(inline="always")
+def stale_room(g, p, c):
+    """Class ``c``'s room on port ``p`` is to be worked out again at its next fill."""
+    if not g.stale[p, c]:
+        g.stale[p, c] = True
+        g.stale_ports[c, g.class_n_stale[c]] = p
+        g.class_n_stale[c] += 1
+
+
+@kernel
+def stale_below(g, p, c):
+    """Class ``c``'s usage of port ``p`` changed: so did the room of every class below it
+    that uses the port (``c = -1``: every class, for a change of explicit rates)."""
+    for below in range(c + 1, g.usage.shape[1]):
+        if g.class_pos[p, below] >= 0:
+            stale_room(g, p, below)
 
 
 @kernel

@@ -32,8 +32,17 @@ Only classes from the highest one that changed down are refilled: strict priorit
 a class's rates depend on its own and higher classes only. A class's load on each port
 is kept (``usage``) so a lower class's *room* on a port is the port's capacity less the
 explicit rates and the higher classes' loads; a class whose groups and rooms are bit for
-bit those of its last fill keeps its rates (a starved class under busy higher ones). As
-water-filling sets a group's rate it sets its finish times too, and each class keeps
+bit those of its last fill keeps its rates (a starved class under busy higher ones).
+
+A fill costs the ports its open groups cross, not every port its class uses (most of a
+low class's ports carry parked groups only): rooms are worked out again only where they
+may have changed (ports a higher class's fill left with another usage, or whose explicit
+rates changed; :func:`~.groups.stale_below`), and the fill gives rates on the ports its
+open groups cross, clearing its usage where its last fill put it. It visits them in the
+order of the class's port list (the heap breaks ties by it), so the rates are bit for
+bit the ones of a fill over all the class's ports.
+
+As water-filling sets a group's rate it sets its finish times too, and each class keeps
 its earliest. The rates equal the allocator's within float round-off (held to the exact
 rationals by the tests).
 """
@@ -44,9 +53,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...sched.fill import sift_down
+from ...sched.fill import sift_down, sort_by
 from .flows import FINISH_RTOL
-from .groups import STAMP, finish_time, set_full
+from .groups import STAMP, finish_time, set_full, stale_below
 from .kernel import kernel
 
 __all__ = ["Scratch", "scratch", "refill", "RESIDUAL_RTOL"]
@@ -74,6 +83,9 @@ class Scratch(NamedTuple):
     heap: np.ndarray
     round: np.ndarray      #: a round, per port: LOWEST, TOTAL (one array: see below)
     flipped: np.ndarray    #: ports whose fullness for the class changed, the count in the last entry
+    ports: np.ndarray      #: the ports the fill gives a rate: the ones its open groups cross
+    seen: np.ndarray       #: the fill's stamp on the ports it gives a rate, minus it on those its last one did
+    before: np.ndarray     #: a port's value before it is worked out again (a class's usage; explicit rates)
 
 
 #: Columns of :attr:`Scratch.round`: the smallest share of the groups crossing the port,
@@ -86,32 +98,38 @@ def scratch(n_ports: int) -> Scratch:
     """Work arrays for a network of ``n_ports`` ports."""
     return Scratch(np.zeros(n_ports), np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports),
                    np.zeros(n_ports, dtype=np.int64), np.zeros((n_ports, 2)),
-                   np.zeros(n_ports + 1, dtype=np.int64))
+                   np.zeros(n_ports + 1, dtype=np.int64), np.zeros(n_ports, dtype=np.int64),
+                   np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports))
 
 
 @kernel
-def refill(g, s, f, capacity, given_port, top, now):
+def refill(g, s, f, capacity, given_port, top, now, explicit):
     """Refill classes ``top`` and below, in order: each group's ``fill`` and finish times
     (:func:`~.groups.finish_time`, for the clocks tallied to ``now``) and each (port,
-    class)'s ``usage``, in what ``given_port`` (explicit rates per port) and the classes
-    above leave of ``capacity``. ``f`` are the flow store's arrays."""
+    class)'s ``usage``, in what ``given_port`` (explicit rates per port; ``explicit``:
+    whether any port has one) and the classes above leave of ``capacity``. ``f`` are the
+    flow store's arrays."""
     for c in range(top, g.port_head.shape[1]):
         if g.class_n_ports[c] == 0:
             g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
         elif _new_rooms(g, s, capacity, given_port, c) or g.class_dirty[c]:
-            _fill_class(g, s, f, given_port, c, now)
+            _fill_class(g, s, f, given_port, c, now, explicit)
 
 
 @kernel
 def _new_rooms(g, s, capacity, given_port, c):
-    """What explicit rates and the classes above leave class ``c`` on each of its ports,
-    into ``g.room``; whether any changed since its last fill. A class whose groups and
-    rooms are as they were keeps its rates (a starved class, say, whose ports the
-    classes above still fill). Ports that became full or stopped being full go to
-    ``s.flipped``: the fill parks and unparks their groups first."""
+    """What explicit rates and the classes above leave class ``c`` on its stale ports
+    (:func:`~.groups.stale_room`: the others' are as they were), into ``g.room``; whether
+    any changed since its last fill. A class whose groups and rooms are as they were
+    keeps its rates (a starved class, say, whose ports the classes above still fill).
+    Ports that became full or stopped being full go to ``s.flipped``, in the order of the
+    class's port list: the fill parks and unparks their groups first."""
     changed = False
     n_flipped = 0
-    for p in g.class_ports[c, :g.class_n_ports[c]]:
+    for p in g.stale_ports[c, :g.class_n_stale[c]]:
+        g.stale[p, c] = False
+        if g.class_pos[p, c] < 0:
+            continue
         room = capacity[p] - given_port[p]
         for above in range(c):
             room -= g.usage[p, above]
@@ -124,34 +142,78 @@ def _new_rooms(g, s, capacity, given_port, c):
             s.flipped[n_flipped] = p
             n_flipped += 1
             changed = True
+    g.class_n_stale[c] = 0
     s.flipped[-1] = n_flipped
+    sort_by(s.flipped[:n_flipped], g.class_pos[:, c])
     return changed
 
 
 @kernel
-def _fill_class(g, s, f, given_port, c, now):
+def _fill_class(g, s, f, given_port, c, now, explicit):
     """Max-min fill of class ``c``'s open groups in its rooms (its parked ones send
     nothing): rounds unless explicit rates share its ports, then the heap for whatever
     the rounds left (see the module docstring). Whether the class is dense counts its
     parked groups too."""
     n = g.class_n_ports[c]
-    ports = g.class_ports[c, :n]
     g.class_dirty[c] = 0
     g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
     for p in s.flipped[:s.flipped[-1]]:
         set_full(g, p, c, not g.full[p, c], now, f.level, f.size, f.member_next, FINISH_RTOL)
-    explicit, crossings = False, 0
-    for k in range(n):
-        p = ports[k]
-        s.residual[p], s.count[p] = g.room[p, c], g.open_weight[p, c]
-        g.usage[p, c] = 0.0
-        explicit = explicit or given_port[p] > 0
-        crossings += g.port_weight[p, c]
-    g.counts[STAMP] += 1  # a group this fill froze is marked with it
-    if explicit or crossings > SPARSE * n:
+    shared = False
+    if explicit:
+        for p in g.class_ports[c, :n]:
+            if given_port[p] > 0:
+                shared = True
+                break
+    g.counts[STAMP] += 1  # a group this fill froze, and a port it gives a rate, are marked with it
+    m = _open_ports(g, s, c)
+    ports = s.ports[:m]
+    if shared or g.class_crossings[c] > SPARSE * n:
         _heap_fill(g, s, f, ports, c, now)
     elif _rounds(g, s, f, ports, c, _list_groups(g, c), ROUNDS, now):
         _heap_fill(g, s, f, ports, c, now)
+    _usage_changed(g, s, c, m)
+
+
+@kernel
+def _open_ports(g, s, c):
+    """Start class ``c``'s fill: its usage cleared where its last fill put it, and the
+    ports its open groups cross (the only ones it gives a rate) listed in ``s.ports``
+    with their room and open flows as residual and count; returns how many. Each
+    port's usage before goes to ``s.before``."""
+    stamp = g.counts[STAMP]
+    for p in g.fill_ports[c, :g.class_n_fill[c]]:
+        s.before[p], g.usage[p, c], s.seen[p] = g.usage[p, c], 0.0, -stamp
+    m = 0
+    grp = g.class_head[c]
+    while grp >= 0:
+        for p in g.path[grp]:
+            if p < 0:
+                break
+            if s.seen[p] != stamp:
+                if s.seen[p] != -stamp:
+                    s.before[p] = 0.0
+                s.seen[p] = stamp
+                s.ports[m] = p
+                m += 1
+                s.residual[p], s.count[p] = g.room[p, c], g.open_weight[p, c]
+        grp = g.class_next[grp]
+    return m
+
+
+@kernel
+def _usage_changed(g, s, c, m):
+    """End class ``c``'s fill: the classes below see the ports whose usage changed as
+    stale, and its ports ``s.ports[:m]`` are the ones its next fill clears."""
+    for p in g.fill_ports[c, :g.class_n_fill[c]]:
+        if g.usage[p, c] != s.before[p]:
+            stale_below(g, p, c)
+    for k in range(m):
+        p = s.ports[k]
+        if g.usage[p, c] != s.before[p]:
+            stale_below(g, p, c)
+        g.fill_ports[c, k] = p
+    g.class_n_fill[c] = m
 
 
 @kernel
@@ -172,15 +234,14 @@ def _rounds(g, s, f, ports, c, m, rounds, now):
     many are left unfrozen (the first of ``g.unfrozen``).
 
     A round visits only the ports some unfrozen group still crosses (kept in ``s.heap``,
-    free until the heap takes over), and a port is a bottleneck when its share is the
-    smallest of its groups' (``key <= LOWEST``), read where needed rather than stored."""
+    free until the heap takes over; at first, every one of ``ports``), and a port is a
+    bottleneck when its share is the smallest of its groups' (``key <= LOWEST``), read
+    where needed rather than stored."""
     frozen = g.counts[STAMP]
     busy = s.heap
-    n = 0
-    for p in ports:
-        if s.count[p] > 0:
-            busy[n] = p
-            n += 1
+    n = len(ports)
+    for k in range(n):
+        busy[k] = ports[k]
     while m and rounds:
         rounds -= 1
         for p in busy[:n]:
@@ -234,20 +295,22 @@ def _rounds(g, s, f, ports, c, m, rounds, now):
 
 @kernel
 def _heap_fill(g, s, f, ports, c, now):
-    """Water-fill class ``c``'s unfrozen groups with a heap of its ports (module docstring)."""
+    """Water-fill class ``c``'s unfrozen groups with a heap of ``ports`` (module docstring),
+    each keyed at its position in the class's port list (ties go to the earlier one)."""
     n = len(ports)
-    for k in range(n):
-        p = ports[k]
+    for i in range(n):
+        p = ports[i]
+        k = g.class_pos[p, c]
         s.key[k] = s.residual[p] / s.count[p] if s.count[p] > 0 else np.inf
-        s.heap[k] = k
-    for k in range(n // 2 - 1, -1, -1):
-        sift_down(s.heap, s.key, n, k)
+        s.heap[i] = k
+    for i in range(n // 2 - 1, -1, -1):
+        sift_down(s.heap, s.key, n, i)
     frozen = g.counts[STAMP]
     width = g.path.shape[1]
     size = n
     while size:
         k = s.heap[0]
-        p = ports[k]
+        p = g.class_ports[c, k]
         if s.count[p] == 0:  # every group here froze at another bottleneck
             size = _pop(s.heap, s.key, size)
             continue
