@@ -166,9 +166,10 @@ def _fill_class(g, s, f, given_port, c, now, explicit):
                 shared = True
                 break
     g.counts[STAMP] += 1  # a group this fill froze, and a port it gives a rate, are marked with it
-    m = _open_ports(g, s, c)
+    dense = g.class_crossings[c] > SPARSE * n
+    m = _open_ports(g, s, c, dense)
     ports = s.ports[:m]
-    if shared or g.class_crossings[c] > SPARSE * n:
+    if shared or dense:
         _heap_fill(g, s, f, ports, c, now)
     elif _rounds(g, s, f, ports, c, _list_groups(g, c), ROUNDS, now):
         _heap_fill(g, s, f, ports, c, now)
@@ -176,29 +177,43 @@ def _fill_class(g, s, f, given_port, c, now, explicit):
 
 
 @kernel
-def _open_ports(g, s, c):
+def _open_ports(g, s, c, dense):
     """Start class ``c``'s fill: its usage cleared where its last fill put it, and the
     ports its open groups cross (the only ones it gives a rate) listed in ``s.ports``
     with their room and open flows as residual and count; returns how many. Each
-    port's usage before goes to ``s.before``."""
+    port's usage before goes to ``s.before``. A ``dense`` class has fewer ports than
+    hops: its ports with open flows are found from its port list, a sparse class's
+    from its open groups' routes."""
     stamp = g.counts[STAMP]
     for p in g.fill_ports[c, :g.class_n_fill[c]]:
         s.before[p], g.usage[p, c], s.seen[p] = g.usage[p, c], 0.0, -stamp
     m = 0
+    if dense:
+        for p in g.class_ports[c, :g.class_n_ports[c]]:
+            if g.open_weight[p, c] > 0:
+                m = _list_port(g, s, p, c, stamp, m)
+        return m
     grp = g.class_head[c]
     while grp >= 0:
         for p in g.path[grp]:
             if p < 0:
                 break
             if s.seen[p] != stamp:
-                if s.seen[p] != -stamp:
-                    s.before[p] = 0.0
-                s.seen[p] = stamp
-                s.ports[m] = p
-                m += 1
-                s.residual[p], s.count[p] = g.room[p, c], g.open_weight[p, c]
+                m = _list_port(g, s, p, c, stamp, m)
         grp = g.class_next[grp]
     return m
+
+
+@kernel(inline="always")
+def _list_port(g, s, p, c, stamp, m):
+    """List port ``p`` as the ``m``-th of class ``c``'s fill (its usage before is 0 unless
+    its last fill listed it too); returns how many are listed."""
+    if s.seen[p] != -stamp:
+        s.before[p] = 0.0
+    s.seen[p] = stamp
+    s.ports[m] = p
+    s.residual[p], s.count[p] = g.room[p, c], g.open_weight[p, c]
+    return m + 1
 
 
 @kernel
