@@ -38,7 +38,9 @@ A fill costs the ports its open groups cross, not every port its class uses (mos
 low class's ports carry parked groups only): rooms are worked out again only where they
 may have changed (ports a higher class's fill left with another usage, or whose explicit
 rates changed; :func:`~.groups.stale_below`), and the fill gives rates on the ports its
-open groups cross, clearing its usage where its last fill put it. It visits them in the
+open groups cross, clearing its usage where its last fill put it. A sparse class finds
+those ports by walking its open groups' routes; a dense one (over ``SPARSE`` flows per
+port, as on a big switch) reads them off its port list, which is shorter. It visits them in the
 order of the class's port list (the heap breaks ties by it), so the rates are bit for
 bit the ones of a fill over all the class's ports.
 
