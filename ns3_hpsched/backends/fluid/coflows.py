@@ -140,20 +140,19 @@ def coflow_sent(m, f, g, c, dt):
 
 @kernel(error_model="numpy")
 def update_crossings(m, f, g, now):
-    """Exact crossing times of the watches at the current rates (call right after a tally at ``now``)."""
+    """Exact crossing times of the watches at the current rates (call right after a tally at
+    ``now``): one walk of each watched coflow's unfinished flows sums their bytes and rates."""
     for k in range(m.count[0]):
         c = m.watched[k]
-        remaining = m.threshold[k] - coflow_sent(m, f, g, c, 0.0)
-        if remaining <= 0:
-            m.cross_at[k] = now
-            continue
-        rate = 0.0
+        sent, rate = m.done_bytes[c], 0.0
         r = m.head[c]
         while r >= 0:
+            sent += bytes_sent(g, f, r, 0.0)
             if f.state[r] == ACTIVE:
                 rate += g.given[f.group[r]] + g.fill[f.group[r]]
             r = f.coflow_next[r]
-        m.cross_at[k] = now + remaining * 8 / rate
+        remaining = m.threshold[k] - sent
+        m.cross_at[k] = now if remaining <= 0 else now + remaining * 8 / rate
 
 
 @kernel
