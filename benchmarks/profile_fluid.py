@@ -93,8 +93,8 @@ def child(scenario: str, overrides: list[str], pid_file: Path) -> None:
     from ns3_hpsched.scenario import load_scenario
 
     simulate(load_scenario(scenario, {**parse_overrides(overrides), "backend": "fluid"}))
-    Path(f"/tmp/perf-{os.getpid()}.map").write_text("\n".join(perf_map_lines()) + "\n")
     pid_file.write_text(str(os.getpid()))
+    Path(f"/tmp/perf-{os.getpid()}.map").write_text("\n".join(perf_map_lines()) + "\n")
 
 
 def report(data: Path, top: int) -> None:
@@ -103,7 +103,7 @@ def report(data: Path, top: int) -> None:
                          capture_output=True, text=True, check=True).stdout
     rows = [(float(line.split()[0].rstrip("%")), line.split()[-1]) for line in out.splitlines()
             if "[JIT]" in line and line.strip()[:1].isdigit()]
-    compiled = sum(share for share, _ in rows) or 1.0
+    compiled = sum(share for share, _ in rows)
     print(f"{'of compiled':>11s} {'of all':>7s}  compiled function")
     for share, name in rows[:top]:
         print(f"{100 * share / compiled:10.1f}% {share:6.2f}%  {name}")
@@ -122,12 +122,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data, pid_file = Path(tmp) / "perf.data", Path(tmp) / "pid"
         env = {**os.environ, CHILD: str(pid_file), "NUMBA_CACHE_DIR": str(Path(tmp) / "numba")}
-        subprocess.run(["perf", "record", "-q", "-F", "999", "-o", str(data), "--", sys.executable, *sys.argv],
-                       env=env, check=True)
         try:
+            subprocess.run(["perf", "record", "-q", "-F", "999", "-o", str(data), "--", sys.executable, *sys.argv],
+                           env=env, check=True)
             report(data, args.top)
         finally:
-            Path(f"/tmp/perf-{pid_file.read_text()}.map").unlink(missing_ok=True)
+            if pid_file.exists():
+                Path(f"/tmp/perf-{pid_file.read_text()}.map").unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
