@@ -130,27 +130,28 @@ def flow_finished(m, f, r):
 @kernel
 def coflow_sent(m, f, g, c, dt):
     """Bytes coflow ``c`` has sent ``dt`` seconds after the last tally."""
-    total = m.done_bytes[c]
+    return _sent_and_rate(m, f, g, c, dt)[0]
+
+
+@kernel
+def _sent_and_rate(m, f, g, c, dt):
+    """Bytes coflow ``c`` has sent ``dt`` seconds after the last tally, and the sum of its
+    active flows' rates (bits per second): one walk of its unfinished flows."""
+    sent, rate = m.done_bytes[c], 0.0
     r = m.head[c]
     while r >= 0:
-        total += bytes_sent(g, f, r, dt)
+        sent += bytes_sent(g, f, r, dt)
+        if f.state[r] == ACTIVE:
+            rate += g.given[f.group[r]] + g.fill[f.group[r]]
         r = f.coflow_next[r]
-    return total
+    return sent, rate
 
 
 @kernel(error_model="numpy")
 def update_crossings(m, f, g, now):
-    """Exact crossing times of the watches at the current rates (call right after a tally at
-    ``now``): one walk of each watched coflow's unfinished flows sums their bytes and rates."""
+    """Exact crossing times of the watches at the current rates (call right after a tally at ``now``)."""
     for k in range(m.count[0]):
-        c = m.watched[k]
-        sent, rate = m.done_bytes[c], 0.0
-        r = m.head[c]
-        while r >= 0:
-            sent += bytes_sent(g, f, r, 0.0)
-            if f.state[r] == ACTIVE:
-                rate += g.given[f.group[r]] + g.fill[f.group[r]]
-            r = f.coflow_next[r]
+        sent, rate = _sent_and_rate(m, f, g, m.watched[k], 0.0)
         remaining = m.threshold[k] - sent
         m.cross_at[k] = now if remaining <= 0 else now + remaining * 8 / rate
 
