@@ -128,6 +128,19 @@ def test_watch_coflow_fires_at_the_exact_crossing_time():
         (7, 4e-3, [1_500_000, 1_500_000]), (7, 5e-3, [2_000_000, 2_000_000])]
 
 
+def test_watch_coflow_slows_down_when_one_of_its_flows_finishes():
+    """A coflow's crossing time moves when a flow of its finishes, even though no other rate
+    changes: two flows on disjoint paths at line rate send 2 bytes/ns until the 1 MB one
+    is done at 1 ms, then 1 byte/ns, so 3 MB are reached at 2 ms (not 1.5 ms)."""
+    backend = FluidBackend(big_switch(4, rate_bps=C), latency=False)
+    fired = []
+    backend.on_threshold = lambda cid: fired.append((cid, backend.now()))
+    backend.watch_coflow(7, 3_000_000)
+    done = _run(backend, [FlowStart(1, 0, 1, 1_000_000, coflow_id=7), FlowStart(2, 2, 3, 4_000_000, coflow_id=7)])
+    assert done == {1: pytest.approx(1e-3, rel=1e-12), 2: pytest.approx(4e-3, rel=1e-12)}
+    assert fired == [(7, pytest.approx(2e-3, rel=1e-12))]
+
+
 def test_at_runs_equal_times_in_scheduling_order():
     """Events at equal times run in the order they were scheduled, also when added at that time."""
     backend = FluidBackend(dumbbell(), latency=False)

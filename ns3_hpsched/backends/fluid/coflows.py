@@ -8,6 +8,13 @@ so the time a watch is crossed is computed exactly rather than polled. The watch
 arrays the compiled event loop (:mod:`.core`) reads and updates: coflow indices
 ``watched[:n]`` in increasing order, with their thresholds and crossing times (``n`` is
 ``count[0]``).
+
+A crossing time stands while its coflow's rate does, so after an allocation only the
+watched coflows marked ``dirty`` have their flows walked again: a flow of theirs joined or
+left a group (it started, finished, or changed class or explicit rate), a group holding one
+of their flows changed rate (the group table's ``rerated`` list), or the watch is new.
+Under Aalo every coflow is watched, and walking all their unfinished flows after every
+allocation was most of the compiled time.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .flows import ACTIVE
-from .groups import bytes_sent, push_front, unlink
+from .groups import N_RERATED, bytes_sent, push_front, unlink
 from .kernel import kernel
 
 __all__ = ["CoflowMeter", "Coflows"]
@@ -33,6 +40,7 @@ class Coflows(NamedTuple):
     cross_at: np.ndarray
     count: np.ndarray
     crossed: np.ndarray      #: the event loop's output: indices crossed at a step
+    dirty: np.ndarray        #: the coflow's rate may have changed since its crossing time was worked out
 
 
 class CoflowMeter:
@@ -51,6 +59,7 @@ class CoflowMeter:
         self.cross_at = np.empty(16)
         self.count = np.zeros(1, dtype=np.int64)
         self.crossed = np.empty(16, dtype=np.int64)
+        self.dirty = np.zeros(64, dtype=np.bool_)
 
     def index(self, coflow_id: int) -> int:
         """Dense index of ``coflow_id`` (new coflows get the next one); -1 stays -1."""
@@ -63,6 +72,7 @@ class CoflowMeter:
             if idx == len(self.head):
                 self.head = np.concatenate([self.head, np.full(len(self.head), -1, dtype=np.int64)])
                 self.done_bytes = np.concatenate([self.done_bytes, np.zeros(len(self.done_bytes))])
+                self.dirty = np.concatenate([self.dirty, np.zeros(len(self.dirty), dtype=np.bool_)])
         return idx
 
     def indices(self, coflow_ids: np.ndarray) -> np.ndarray:
@@ -82,6 +92,7 @@ class CoflowMeter:
     def watch(self, idx: int, threshold_bytes: float) -> None:
         """Watch coflow ``idx`` for ``threshold_bytes`` (replacing any earlier watch on it)."""
         self.unwatch(idx)
+        self.dirty[idx] = True
         n = int(self.count[0])
         if n == len(self.watched):
             grow = lambda a: np.concatenate([a, np.empty_like(a)])
@@ -118,6 +129,27 @@ def link_flows(m, f, recs):
             m.head[c] = push_front(f.coflow_next, f.coflow_prev, m.head[c], r)
 
 
+@kernel(inline="always")
+def flow_moved(m, f, r):
+    """Record ``r`` joined or left a group: its coflow's crossing time is worked out again."""
+    if f.coflow[r] >= 0:
+        m.dirty[f.coflow[r]] = True
+
+
+@kernel
+def rates_moved(m, f, g):
+    """The coflows with a flow in a group whose rate changed (``g.rerated``) get their crossing
+    times worked out again; the list is emptied."""
+    watching = m.count[0] > 0
+    for grp in g.rerated[:g.counts[N_RERATED]]:
+        g.is_rerated[grp] = False
+        r = g.first[grp] if watching else -1
+        while r >= 0:
+            flow_moved(m, f, r)
+            r = f.member_next[r]
+    g.counts[N_RERATED] = 0
+
+
 @kernel
 def flow_finished(m, f, r):
     """Record ``r`` finished: out of its coflow's list, its size into the coflow's bytes."""
@@ -149,9 +181,14 @@ def _sent_and_rate(m, f, g, c, dt):
 
 @kernel(error_model="numpy")
 def update_crossings(m, f, g, now):
-    """Exact crossing times of the watches at the current rates (call right after a tally at ``now``)."""
+    """Exact crossing times of the watches at the current rates (call right after a tally at
+    ``now``): worked out again for the ``dirty`` coflows, the others' stand."""
     for k in range(m.count[0]):
-        sent, rate = _sent_and_rate(m, f, g, m.watched[k], 0.0)
+        c = m.watched[k]
+        if not m.dirty[c]:
+            continue
+        m.dirty[c] = False
+        sent, rate = _sent_and_rate(m, f, g, c, 0.0)
         remaining = m.threshold[k] - sent
         m.cross_at[k] = now if remaining <= 0 else now + remaining * 8 / rate
 

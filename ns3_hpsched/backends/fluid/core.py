@@ -38,7 +38,8 @@ import numpy as np
 from ...sched.allocator import GIVEN_RTOL
 from ...sched.fill import sort_by
 from ...transports.base import flow_delivery_s
-from .coflows import Coflows, coflow_sent, flow_finished, next_crossing, pop_crossed, update_crossings
+from .coflows import (Coflows, coflow_sent, flow_finished, flow_moved, next_crossing, pop_crossed, rates_moved,
+                      update_crossings)
 from .flows import ACTIVE, DONE, FINISH_RTOL, N_PENDING, NEXT, SEQ, Flows
 from .groups import (N_LIVE, N_OPEN, PARKED_DUE, Groups, bytes_sent, group_for, join, leave, stale_below,
                      tally_groups)
@@ -174,12 +175,14 @@ def _join(c, r, remaining):
     given = f.given_bps[r]
     grp = group_for(c.g, f.route_path, f.route[r], f.klass[r], given > 0, given)
     join(c.g, grp, r, remaining, f.level, f.member_next, f.member_prev, f.group)
+    flow_moved(c.m, f, r)
 
 
 @kernel(inline="always")
 def _leave(c, r):
     """Active record ``r`` leaves its group; return its remaining bytes (clocks tallied to now)."""
     f = c.f
+    flow_moved(c.m, f, r)
     return leave(c.g, f.group[r], r, f.level, f.member_next, f.member_prev, f.group)
 
 
@@ -214,6 +217,7 @@ def _prepare(c):
         tally(c)
         if not _allocate(c):
             return False
+        rates_moved(c.m, c.f, c.g)
         c.loop[DIRTY] = 0
         c.loop[WATCH_DIRTY] = 1
         allocated = True

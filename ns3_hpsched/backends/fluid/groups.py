@@ -48,13 +48,14 @@ import numpy as np
 from .flows import ACTIVE
 from .kernel import kernel
 
-__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "push_front", "unlink", "set_full",
+__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "push_front", "unlink", "set_full",
            "stale_room", "stale_below"]
 
 #: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class
-#: fill), open groups, and whether a group was parked done (within the finish tolerance of its size)
-#: since the last collection of finished flows.
-N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE = range(5)
+#: fill), open groups, whether a group was parked done (within the finish tolerance of its size)
+#: since the last collection of finished flows, and groups whose rate changed since the coflow
+#: meter last looked (``rerated[:counts[N_RERATED]]``).
+N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED = range(6)
 
 #: Per-group arrays: dtype and the value of an unused group.
 _GROUP_COLUMNS = {
@@ -64,7 +65,7 @@ _GROUP_COLUMNS = {
     "done_at": (np.float64, np.inf), "finish_rate": (np.float64, -1.0),
     "live_pos": (np.int64, -1), "mark": (np.int64, 0), "live": (np.int64, -1), "unfrozen": (np.int64, -1),
     "class_next": (np.int64, -1), "class_prev": (np.int64, -1), "blocked": (np.int64, 0),
-    "opened": (np.int64, -1), "open_pos": (np.int64, -1),
+    "opened": (np.int64, -1), "open_pos": (np.int64, -1), "rerated": (np.int64, -1), "is_rerated": (np.bool_, False),
 }
 
 
@@ -92,6 +93,8 @@ class Groups(NamedTuple):
     blocked: np.ndarray       #: full ports on the group's route (parked while > 0; 0 for ``alone`` ones)
     opened: np.ndarray        #: the open groups (the ones whose clocks move)
     open_pos: np.ndarray      #: position in ``opened`` (-1: parked or free)
+    rerated: np.ndarray       #: the groups whose rate changed since the coflow meter last looked
+    is_rerated: np.ndarray    #: whether a group is in ``rerated``
     free: np.ndarray          #: unused group numbers, the next one last
     counts: np.ndarray
     slot: np.ndarray          #: route * n_classes + class -> its group (-1: none); not for ``alone`` ones
@@ -140,7 +143,7 @@ class GroupTable:
         self.hop_next = np.full(capacity * width, -1, dtype=np.int64)
         self.hop_prev = np.full(capacity * width, -1, dtype=np.int64)
         self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
-        self.counts = np.array([0, capacity, 0, 0, 0], dtype=np.int64)
+        self.counts = np.array([0, capacity, 0, 0, 0, 0], dtype=np.int64)
         self.slot = np.full(n_classes, -1, dtype=np.int64)
         self.class_head = np.full(n_classes, -1, dtype=np.int64)
         self.port_head = np.full((n_ports, n_classes), -1, dtype=np.int64)
@@ -483,7 +486,8 @@ def finish_time(g, grp, now, level, size, member_next, rtol):
     Times worked out for the rate the group still has, and its first member, stand: its
     clock has moved at that rate since, so they would come out the same up to round-off,
     and most fills give most groups the rate they had (81% of the rates set on the first
-    250 coflows of the FB trace under ``fair``).
+    250 coflows of the FB trace under ``fair``). A group whose rate does change is listed in
+    ``rerated``, for the coflow meter's crossing times (:func:`~.coflows.update_crossings`).
 
     A flow counts as done from ``done_at`` on, so a flow whose last byte and another
     event fall on one instant up to round-off of the clocks finishes at that instant,
@@ -492,6 +496,10 @@ def finish_time(g, grp, now, level, size, member_next, rtol):
     if g.first_done[grp] < 0 or rate != g.finish_rate[grp]:
         if g.first_done[grp] < 0:
             g.first_done[grp] = _smallest_level(g.first[grp], level, member_next)
+        if rate != g.finish_rate[grp] and not g.is_rerated[grp]:
+            g.is_rerated[grp] = True
+            g.rerated[g.counts[N_RERATED]] = grp
+            g.counts[N_RERATED] += 1
         g.finish_rate[grp] = rate
         r = g.first_done[grp]
         remaining = level[r] - g.clock[grp]
