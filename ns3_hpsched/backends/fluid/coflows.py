@@ -13,8 +13,9 @@ A crossing time stands while its coflow's rate does, so after an allocation only
 watched coflows marked ``dirty`` have their flows walked again: a flow of theirs joined or
 left a group (it started, finished, or changed class or explicit rate), a group holding one
 of their flows changed rate (the group table's ``rerated`` list), or the watch is new.
-Under Aalo every coflow is watched, and walking all their unfinished flows after every
-allocation was most of the compiled time.
+Under Aalo every coflow is watched: walking all their unfinished flows after every
+allocation took 43% of the compiled time on the first 250 FB coflows; on the whole trace
+about 1% of the watches are worked out again per allocation.
 """
 
 from __future__ import annotations
