@@ -28,6 +28,11 @@ def coflow(cid, flows, *, release_s=0.0, job=None, cojob=None, stage=0, finished
                        finished_bytes + sum(f.sent_bytes for f in states), states)
 
 
+def as_lists(order):
+    """A decision's order as lists of ints (the policies' helpers give int64 arrays), to compare by ``==``."""
+    return [[int(f) for f in group] for group in order]
+
+
 def view(coflows, *, now_s=0.0, n_classes=8, jobs=()):
     """A view of ``coflows`` (and ``jobs``) on BYTE_SWITCH."""
     return View(now_s, BYTE_SWITCH.port_capacity_bps, n_classes,

@@ -195,6 +195,10 @@ class LiveCoflow(CoflowState):
         """Ids of the unfinished flows, increasing."""
         return self._open_rows().tolist()
 
+    def flow_id_array(self) -> np.ndarray:
+        """Ids of the unfinished flows, increasing, as the table's rows (int64)."""
+        return self._open_rows()
+
     @property
     def open_flows(self) -> int:
         """Number of unfinished flows."""

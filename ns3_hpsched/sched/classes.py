@@ -57,13 +57,12 @@ def order_arrays(order: Sequence[Iterable[int]], n_classes: int) -> tuple[np.nda
     if isinstance(n_classes, bool) or not isinstance(n_classes, int) or n_classes < 1:
         raise ValueError(f"n_classes must be an integer >= 1, got {n_classes!r}")
     groups = [g if isinstance(g, (list, tuple, np.ndarray)) else list(g) for g in order]
-    if len(groups) == 1:  # e.g. fair: one class, maybe already an array; it is queue 0
-        ids = np.array(groups[0], dtype=np.int64)
-        classes = np.zeros(len(ids), dtype=np.int64)
+    sizes = np.array([len(g) for g in groups], dtype=np.int64)
+    if groups and all(isinstance(g, np.ndarray) for g in groups):  # the helpers' arrays: joined, not iterated
+        ids = np.concatenate(groups).astype(np.int64, copy=False)
     else:
-        sizes = np.fromiter((len(g) for g in groups), dtype=np.int64, count=len(groups))
         ids = np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(sizes.sum()))
-        classes = np.repeat(np.minimum(np.cumsum(sizes > 0) - 1, n_classes - 1), sizes)
+    classes = np.repeat(np.minimum(np.cumsum(sizes > 0) - 1, n_classes - 1), sizes)
     repeated = _first_repeat(ids)
     if repeated >= 0:
         raise ValueError(f"flow {ids[repeated]} appears more than once in the order")
@@ -96,14 +95,14 @@ def _first_repeat(ids):
     return first
 
 
-def flow_ids(coflows: Iterable[CoflowState]) -> list[int]:
-    """The flow ids of ``coflows``, coflow by coflow, each coflow's flows by id: one class."""
-    ids: list[int] = []
-    for c in coflows:
-        ids.extend(c.flow_ids())
-    return ids
+def flow_ids(coflows: Iterable[CoflowState]) -> np.ndarray:
+    """The flow ids of ``coflows``, coflow by coflow, each coflow's flows by id: one class
+    (an int64 array, joined from the coflows' :meth:`~.view.CoflowState.flow_id_array`)."""
+    ids = [c.flow_id_array() for c in coflows]
+    return np.concatenate(ids) if ids else np.empty(0, dtype=np.int64)
 
 
-def class_per_coflow(coflows: Iterable[CoflowState]) -> list[list[int]]:
-    """An order giving every coflow its own class, in the given coflow order."""
-    return [flow_ids([c]) for c in coflows]
+def class_per_coflow(coflows: Iterable[CoflowState]) -> list[np.ndarray]:
+    """An order giving every coflow its own class, in the given coflow order (one int64
+    array of flow ids per coflow)."""
+    return [c.flow_id_array() for c in coflows]

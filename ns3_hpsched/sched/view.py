@@ -124,6 +124,11 @@ class CoflowState:
         """Ids of the unfinished flows, increasing."""
         return sorted(f.flow_id for f in self.flows)
 
+    def flow_id_array(self) -> np.ndarray:
+        """:meth:`flow_ids` as an int64 array: what the order helpers of :mod:`.classes` join
+        (the driver's live coflows have it without a list in between)."""
+        return np.array(self.flow_ids(), dtype=np.int64)
+
     def port_bytes(self) -> dict[int, int]:
         """Remaining bytes on each port the unfinished flows cross (ports without bytes omitted)."""
         return port_bytes(self.flows)
@@ -199,13 +204,15 @@ class View:
 class Decision:
     """A policy's answer.
 
-    ``order`` lists classes of flow ids, highest priority first; the driver maps position r
+    ``order`` lists classes of flow ids, highest priority first, each a list or an int64
+    array (:func:`~.classes.class_per_coflow` and :func:`~.classes.flow_ids` give arrays,
+    which the driver joins without a pass over the ids in Python); the driver maps position r
     to queue ``min(r, n_classes - 1)``. Active flows the order omits go to the last queue.
     ``watch`` asks to be called again when a coflow's sent bytes reach a threshold
     (Aalo's queue thresholds, FIFO-LM's heavy threshold). ``rates_bps`` optionally gives
     explicit per-flow rates (Varys' MADD); only the fluid backend honours them.
     """
 
-    order: list[list[int]]
+    order: list[Sequence[int]]
     watch: dict[int, int] = field(default_factory=dict)
     rates_bps: dict[int, float] | None = None
