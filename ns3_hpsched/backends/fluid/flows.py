@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .ids import IdIndex
+
 __all__ = ["FlowStore", "Flows", "WAITING", "ACTIVE", "DONE", "NEXT", "N_PENDING", "SEQ", "FINISH_RTOL"]
 
 #: Record states: started but not sending yet, sending, finished.
@@ -89,7 +91,7 @@ class FlowStore:
             setattr(self, name, np.full(capacity, fill, dtype=dtype))
         self.route_path = np.full((capacity, width), -1, dtype=np.int64)
         self._route_of: dict[tuple[int, ...], int] = {}
-        self._index: dict[int, int] = {}
+        self._index = IdIndex()
         self.counts = np.zeros(3, dtype=np.int64)
         self.pending_s = np.empty(0)
         self.pending_recs = np.empty(0, dtype=np.int64)
@@ -110,18 +112,18 @@ class FlowStore:
         ``path_ports[path_offsets[i]:path_offsets[i + 1]]`` (as in a ``FlowBatch``); every
         path crosses at least one port.
         """
-        ids = flow_id.tolist()
-        self._check_new(ids)
-        if len(ids) and np.diff(path_offsets).min() < 1:
+        flow_id = np.asarray(flow_id, dtype=np.int64)
+        self._check_new(flow_id)
+        if len(flow_id) and np.diff(path_offsets).min() < 1:
             raise ValueError("every flow must cross at least one port")
-        n, r = len(ids), self.n
+        n, r = len(flow_id), self.n
         while r + n > len(self.flow_id):
             self._grow_rows()
         for name, values in (("flow_id", flow_id), ("src", src), ("dst", dst), ("size", size),
                              ("klass", klass), ("coflow", coflow), ("start_s", start_s)):
             getattr(self, name)[r:r + n] = values
         self.route[r:r + n] = self._routes(path_offsets, path_ports)
-        self._index.update(zip(ids, range(r, r + n)))
+        self._index.add(flow_id, np.arange(r, r + n))
         self.n += n
         return np.arange(r, r + n)
 
@@ -166,22 +168,23 @@ class FlowStore:
         """Padded paths of records ``recs`` (one row each, -1 after the last port)."""
         return self.route_path[self.route[recs]]
 
-    def _check_new(self, ids: list[int]) -> None:
+    def _check_new(self, ids: np.ndarray) -> None:
         """Raise ``ValueError`` naming a flow id already started (or twice in ``ids``)."""
-        again = next((i for i in ids if i in self._index), None) if not self._index.keys().isdisjoint(ids) else None
-        if again is None and len(set(ids)) < len(ids):
+        known = self._index.find(ids) >= 0
+        again = int(ids[np.argmax(known)]) if known.any() else None
+        if again is None and len(np.unique(ids)) < len(ids):
             seen: set[int] = set()
-            again = next(i for i in ids if i in seen or seen.add(i))
+            again = next(i for i in ids.tolist() if i in seen or seen.add(i))
         if again is not None:
             raise ValueError(f"flow {again} was already started: give every flow a unique id")
 
     def records(self, flow_ids) -> np.ndarray:
         """Record numbers of started flows (``KeyError`` naming the first unknown one)."""
-        ids = np.asarray(flow_ids, dtype=np.int64).tolist()
-        try:
-            return np.fromiter(map(self._index.__getitem__, ids), dtype=np.int64, count=len(ids))
-        except KeyError as err:
-            raise KeyError(f"flow {err.args[0]} was never started") from None
+        flow_ids = np.asarray(flow_ids, dtype=np.int64)
+        recs = self._index.find(flow_ids)
+        if len(recs) and recs.min() < 0:
+            raise KeyError(f"flow {int(flow_ids[np.argmax(recs < 0)])} was never started")
+        return recs
 
     def active_recs(self) -> np.ndarray:
         """The active records, in record order."""
