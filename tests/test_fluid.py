@@ -6,6 +6,7 @@ import pytest
 
 from ns3_hpsched.backends.base import FlowBatch, FlowStart
 from ns3_hpsched.backends.fluid import FluidBackend
+from ns3_hpsched.backends.fluid.groups import N_RESUMED
 from ns3_hpsched.errors import ConfigError
 from ns3_hpsched.sched.allocator import max_min_allocate
 from ns3_hpsched.topology import big_switch, dumbbell, fat_tree
@@ -223,6 +224,28 @@ def test_incremental_allocation_equals_allocating_from_scratch(n_flows):
     fat-tree) and dense ones filled by the heap."""
     backend, flows, allocations = _random_run(seed=5, n_flows=n_flows)
     topo = backend.topology
+    paths = {f.flow_id: topo.flow_path(f.flow_id, f.src, f.dst) for f in flows}
+    for alloc in allocations:
+        scratch = max_min_allocate([paths[fid] for fid in alloc.flow_ids.tolist()], alloc.classes,
+                                   topo.port_capacity_bps)
+        np.testing.assert_allclose(alloc.rates_bps, scratch, rtol=1e-9, atol=1e-3)
+
+
+def test_a_fill_resumed_after_flows_finish_equals_allocating_from_scratch():
+    """One dense class on a big switch, every flow started at once with its own size, so each
+    later allocation follows flows finishing only: the fill resumes the one before at the
+    first step a finished flow's group froze at, and its rates are the allocator's from
+    scratch, at every allocation."""
+    rng = np.random.default_rng(7)
+    topo = big_switch(8, rate_bps=C)
+    backend = FluidBackend(topo, n_classes=1, latency=False)
+    allocations = []
+    backend.on_allocate = allocations.append
+    flows = [FlowStart(fid, *map(int, rng.choice(8, size=2, replace=False)), int(rng.integers(1_000, 2_000_000)))
+             for fid in range(150)]
+    backend.start_flows(FlowBatch.of(flows, topo))
+    backend.run()
+    assert backend._groups.counts[N_RESUMED] > len(allocations) // 2
     paths = {f.flow_id: topo.flow_path(f.flow_id, f.src, f.dst) for f in flows}
     for alloc in allocations:
         scratch = max_min_allocate([paths[fid] for fid in alloc.flow_ids.tolist()], alloc.classes,

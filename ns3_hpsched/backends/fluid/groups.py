@@ -48,14 +48,17 @@ import numpy as np
 from .flows import ACTIVE
 from .kernel import kernel
 
-__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "push_front", "unlink", "set_full",
+__all__ = ["Groups", "GroupTable", "ALL_KEPT", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "N_RESUMED", "push_front", "unlink", "set_full",
            "stale_room", "stale_below"]
 
 #: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class
 #: fill), open groups, whether a group was parked done (within the finish tolerance of its size)
 #: since the last collection of finished flows, and groups whose rate changed since the coflow
-#: meter last looked (``rerated[:counts[N_RERATED]]``).
-N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED = range(6)
+#: meter last looked (``rerated[:counts[N_RERATED]]``), and fills that resumed a recorded one (:mod:`.waterfill`).
+N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED, N_RESUMED = range(7)
+
+#: ``class_resume`` of a class whose recorded fill still stands whole (nothing left it since).
+ALL_KEPT = 1 << 62
 
 #: Per-group arrays: dtype and the value of an unused group.
 _GROUP_COLUMNS = {
@@ -66,6 +69,7 @@ _GROUP_COLUMNS = {
     "live_pos": (np.int64, -1), "mark": (np.int64, 0), "live": (np.int64, -1), "unfrozen": (np.int64, -1),
     "class_next": (np.int64, -1), "class_prev": (np.int64, -1), "blocked": (np.int64, 0),
     "opened": (np.int64, -1), "open_pos": (np.int64, -1), "rerated": (np.int64, -1), "is_rerated": (np.bool_, False),
+    "step": (np.int64, -1), "load": (np.float64, 0.0), "freeze_next": (np.int64, -1),
 }
 
 
@@ -95,6 +99,9 @@ class Groups(NamedTuple):
     open_pos: np.ndarray      #: position in ``opened`` (-1: parked or free)
     rerated: np.ndarray       #: the groups whose rate changed since the coflow meter last looked
     is_rerated: np.ndarray    #: whether a group is in ``rerated``
+    step: np.ndarray          #: the step of its class's last recorded fill that froze it (see :mod:`.waterfill`)
+    load: np.ndarray          #: the load that fill put on each of its ports (its rate times its flows then)
+    freeze_next: np.ndarray   #: the next group that fill froze (the class's freeze list)
     free: np.ndarray          #: unused group numbers, the next one last
     counts: np.ndarray
     slot: np.ndarray          #: route * n_classes + class -> its group (-1: none); not for ``alone`` ones
@@ -120,6 +127,10 @@ class Groups(NamedTuple):
     stale: np.ndarray         #: (port, class) -> ``room`` may have changed since (the port's usage above, or explicit rates)
     stale_ports: np.ndarray   #: (class, k) -> the k-th of its stale ports
     class_n_stale: np.ndarray  #: class -> how many ``stale_ports`` it has
+    step_last: np.ndarray     #: (class, step) -> the last group the recorded fill froze by that step
+    step_soonest: np.ndarray  #: (class, step, 0 / 1) -> ``class_soonest`` as that step of the recorded fill left it
+    class_resume: np.ndarray  #: class -> the first step its next fill must redo (-1: all; ``ALL_KEPT``: none)
+    class_steps: np.ndarray   #: class -> the steps of its last recorded fill
 
 
 class GroupTable:
@@ -143,7 +154,7 @@ class GroupTable:
         self.hop_next = np.full(capacity * width, -1, dtype=np.int64)
         self.hop_prev = np.full(capacity * width, -1, dtype=np.int64)
         self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
-        self.counts = np.array([0, capacity, 0, 0, 0, 0], dtype=np.int64)
+        self.counts = np.array([0, capacity, 0, 0, 0, 0, 0], dtype=np.int64)
         self.slot = np.full(n_classes, -1, dtype=np.int64)
         self.class_head = np.full(n_classes, -1, dtype=np.int64)
         self.port_head = np.full((n_ports, n_classes), -1, dtype=np.int64)
@@ -164,6 +175,10 @@ class GroupTable:
         self.stale = np.zeros((n_ports, n_classes), dtype=np.bool_)
         self.stale_ports = np.zeros((n_classes, n_ports), dtype=np.int64)
         self.class_n_stale = np.zeros(n_classes, dtype=np.int64)
+        self.step_last = np.full((n_classes, n_ports), -1, dtype=np.int64)
+        self.step_soonest = np.full((n_classes, n_ports, 2), np.inf)
+        self.class_resume = np.full(n_classes, -1, dtype=np.int64)
+        self.class_steps = np.zeros(n_classes, dtype=np.int64)
 
     def reserve(self, capacity: int, routes: int, width: int) -> None:
         """Hold at least ``capacity`` groups, ``routes`` routes and routes of ``width`` hops."""
@@ -281,6 +296,7 @@ def join(g, grp, r, remaining, level, member_next, member_prev, group):
         g.first_done[grp] = r
         g.finish_rate[grp] = -1.0
     g.weight[grp] += 1
+    g.class_resume[g.klass[grp]] = -1
     _add_weight(g, grp, 1)
 
 
@@ -291,6 +307,11 @@ def leave(g, grp, r, level, member_next, member_prev, group):
     g.first[grp] = unlink(member_next, member_prev, g.first[grp], r)
     group[r] = -1
     g.weight[grp] -= 1
+    c = g.klass[grp]
+    if g.blocked[grp] or g.step[grp] < 0:  # not in the recorded fill: the next fill is whole
+        g.class_resume[c] = -1
+    elif g.class_resume[c] >= 0:  # the recorded fill stands up to the step that froze the group
+        g.class_resume[c] = min(g.class_resume[c], g.step[grp])
     _add_weight(g, grp, -1)
     if g.weight[grp] == 0:
         _free(g, grp)

@@ -44,6 +44,19 @@ port, as on a big switch) reads them off its port list, which is shorter. It vis
 order of the class's port list (the heap breaks ties by it), so the rates are bit for
 bit the ones of a fill over all the class's ports.
 
+**Resuming a fill.** The heap pops ports in non-decreasing level order, ties by position,
+so its steps do not depend on the heap's layout; and a group that lost flows since
+changes no step before the one that froze it (its ports' shares only rise, and no other
+port reads it until it freezes). So a dense class without explicit rates, whose rooms
+stand and which no flow joined since its last fill, resumes that fill at the earliest
+step a group that lost flows froze at: the groups frozen before keep their rates and
+finish times, the later ones (the class's *freeze list* from that step) take their loads
+off their ports, and the heap refills from there. Every other fill is whole and
+recorded anew. On the FB trace under ``fair`` (one dense class; flows arrive coflow by
+coflow and leave one instant at a time) 97% of the fills of the first 250 coflows
+resume. The rates are a whole fill's up to round-off: the residuals come out of other
+subtractions.
+
 As water-filling sets a group's rate it sets its finish times too, and each class keeps
 its earliest. The rates equal the allocator's within float round-off (held to the exact
 rationals by the tests).
@@ -57,7 +70,7 @@ import numpy as np
 
 from ...sched.fill import sift_down, sort_by
 from .flows import FINISH_RTOL
-from .groups import STAMP, finish_time, set_full, stale_below
+from .groups import ALL_KEPT, N_RESUMED, STAMP, finish_time, set_full, stale_below
 from .kernel import kernel
 
 __all__ = ["Scratch", "scratch", "refill", "RESIDUAL_RTOL"]
@@ -114,8 +127,11 @@ def refill(g, s, f, capacity, given_port, top, now, explicit):
     for c in range(top, g.port_head.shape[1]):
         if g.class_n_ports[c] == 0:
             g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
-        elif _new_rooms(g, s, capacity, given_port, c) or g.class_dirty[c]:
-            _fill_class(g, s, f, given_port, c, now, explicit)
+            g.class_resume[c] = -1
+            continue
+        rooms_changed = _new_rooms(g, s, capacity, given_port, c)
+        if rooms_changed or g.class_dirty[c]:
+            _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed)
 
 
 @kernel
@@ -151,7 +167,7 @@ def _new_rooms(g, s, capacity, given_port, c):
 
 
 @kernel
-def _fill_class(g, s, f, given_port, c, now, explicit):
+def _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed):
     """Max-min fill of class ``c``'s open groups in its rooms (its parked ones send
     nothing): rounds unless explicit rates share its ports, then the heap for whatever
     the rounds left (see the module docstring). Whether the class is dense counts its
@@ -171,10 +187,17 @@ def _fill_class(g, s, f, given_port, c, now, explicit):
     dense = g.class_crossings[c] > SPARSE * n
     m = _open_ports(g, s, c, dense)
     ports = s.ports[:m]
-    if shared or dense:
-        _heap_fill(g, s, f, ports, c, now)
+    recorded = dense and not shared
+    resume = min(g.class_resume[c], g.class_steps[c]) if recorded and not rooms_changed else -1
+    g.class_resume[c] = ALL_KEPT if recorded else -1
+    n_late = _rewind(g, s, ports, c, resume) if resume > 0 else -1
+    if n_late >= 0:
+        g.counts[N_RESUMED] += 1
+        _heap_fill(g, s, f, s.heap[:n_late], c, now, True, resume)
+    elif recorded or shared:
+        _heap_fill(g, s, f, ports, c, now, recorded, 0)
     elif _rounds(g, s, f, ports, c, _list_groups(g, c), ROUNDS, now):
-        _heap_fill(g, s, f, ports, c, now)
+        _heap_fill(g, s, f, ports, c, now, False, 0)
     _usage_changed(g, s, c, m)
 
 
@@ -311,9 +334,17 @@ def _rounds(g, s, f, ports, c, m, rounds, now):
 
 
 @kernel
-def _heap_fill(g, s, f, ports, c, now):
+def _heap_fill(g, s, f, ports, c, now, record, resume):
     """Water-fill class ``c``'s unfrozen groups with a heap of ``ports`` (module docstring),
-    each keyed at its position in the class's port list (ties go to the earlier one)."""
+    each keyed at its position in the class's port list (ties go to the earlier one).
+
+    With ``record``, the fill is written down for a later one to resume (module
+    docstring): each group frozen keeps the step that froze it and its load, and joins
+    the class's freeze list; each step keeps the last group it froze and the class's
+    earliest finish times so far. ``resume > 0`` continues the fill recorded last from
+    that step: the groups frozen before it keep their rates, and ``ports``, at the start
+    of ``s.heap``, are the ones :func:`_rewind` listed (each is read before its slot is
+    written)."""
     n = len(ports)
     for i in range(n):
         p = ports[i]
@@ -325,6 +356,10 @@ def _heap_fill(g, s, f, ports, c, now):
     frozen = g.counts[STAMP]
     width = g.path.shape[1]
     size = n
+    step = max(resume, 0)
+    last = g.step_last[c, step - 1] if step > 0 else -1  # the freeze list so far
+    if step > 0:
+        g.class_soonest[c, 0], g.class_soonest[c, 1] = g.step_soonest[c, step - 1, 0], g.step_soonest[c, step - 1, 1]
     while size:
         k = s.heap[0]
         p = g.class_ports[c, k]
@@ -340,11 +375,65 @@ def _heap_fill(g, s, f, ports, c, now):
         h = g.port_head[p, c]
         while h >= 0:
             grp = h // width
-            if g.mark[grp] != frozen:
+            if g.mark[grp] != frozen and not 0 <= g.step[grp] < resume:
                 g.mark[grp] = frozen
+                g.step[grp] = step
                 _freeze(g, s, f, grp, p, c, level, now)
+                if record:
+                    g.load[grp] = level * g.weight[grp]
+                    if last >= 0:
+                        g.freeze_next[last] = grp
+                    last = grp
             h = g.hop_next[h]
         s.residual[p], s.count[p] = 0.0, 0
+        if record:
+            g.step_last[c, step] = last
+            g.step_soonest[c, step, 0], g.step_soonest[c, step, 1] = g.class_soonest[c, 0], g.class_soonest[c, 1]
+            step += 1
+    g.class_steps[c] = step
+    if record and last >= 0:
+        g.freeze_next[last] = -1
+
+
+@kernel
+def _rewind(g, s, ports, c, resume):
+    """Go back to step ``resume`` (> 0) of class ``c``'s recorded fill: the groups it froze
+    from that step on (its freeze list from there, those since emptied too) take their
+    loads off their ports and count there again with the flows they have now. The ports
+    they cross go to the start of ``s.heap``, with what the groups kept leave them as
+    residual; the others keep their usage. Returns how many were listed, or -1 if the
+    list is broken (an emptied group's number went to a group of another class, which
+    may have relinked it): then every port is as :func:`_open_ports` left it, for a
+    whole fill."""
+    for p in ports:
+        g.usage[p, c] = s.before[p]
+        s.count[p] = -1  # not touched yet
+    stamp = g.counts[STAMP]
+    n = 0
+    grp = g.freeze_next[g.step_last[c, resume - 1]]
+    while grp >= 0:
+        if g.klass[grp] != c:
+            for p in ports:
+                s.residual[p], s.count[p], g.usage[p, c] = g.room[p, c], g.open_weight[p, c], 0.0
+            return -1
+        load = g.load[grp]
+        for q in g.path[grp]:
+            if q < 0:
+                break
+            if s.seen[q] != stamp:  # no open flow of the class left here
+                continue
+            if s.count[q] < 0:
+                s.count[q] = 0
+                s.heap[n] = q
+                n += 1
+            g.usage[q, c] -= load
+            s.count[q] += g.weight[grp]
+        grp = g.freeze_next[grp]
+    for i in range(n):
+        p = s.heap[i]
+        g.usage[p, c] = max(g.usage[p, c], 0.0)
+        s.residual[p] = max(g.room[p, c] - g.usage[p, c], 0.0)
+    return n
 
 
 @kernel
