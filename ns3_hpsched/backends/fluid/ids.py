@@ -32,7 +32,7 @@ class IdIndex:
             self._recs = np.resize(self._recs, size)
         self._ids[n:n + m], self._recs[n:n + m] = ids, recs
         self.n = n + m
-        if m and ((n and ids[0] <= self._ids[n - 1]) or np.any(np.diff(ids) <= 0)):
+        if m and ((n and ids[0] <= self._ids[n - 1]) or np.any(ids[1:] <= ids[:-1])):
             order = np.argsort(self._ids[:self.n], kind="stable")
             self._ids[:self.n], self._recs[:self.n] = self._ids[order], self._recs[order]
 
@@ -42,7 +42,7 @@ class IdIndex:
         known = self._ids[:self.n]
         if not self.n:
             return np.full(len(ids), -1, dtype=np.int64)
-        if known[-1] - known[0] == self.n - 1:  # contiguous: the position is the offset
+        if int(known[-1]) - int(known[0]) == self.n - 1:  # contiguous (Python ints: no overflow)
             pos = ids - known[0]
             hit = (pos >= 0) & (pos < self.n)
         else:
