@@ -48,7 +48,7 @@ import numpy as np
 from .flows import ACTIVE
 from .kernel import kernel
 
-__all__ = ["Groups", "GroupTable", "ALL_KEPT", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "N_RESUMED", "push_front", "unlink", "set_full",
+__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "N_RESUMED", "push_front", "unlink", "set_full",
            "stale_room", "stale_below"]
 
 #: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class
@@ -56,9 +56,6 @@ __all__ = ["Groups", "GroupTable", "ALL_KEPT", "N_LIVE", "N_FREE", "STAMP", "N_O
 #: since the last collection of finished flows, and groups whose rate changed since the coflow
 #: meter last looked (``rerated[:counts[N_RERATED]]``), and fills that resumed a recorded one (:mod:`.waterfill`).
 N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED, N_RESUMED = range(7)
-
-#: ``class_resume`` of a class whose recorded fill still stands whole (nothing left it since).
-ALL_KEPT = 1 << 62
 
 #: Per-group arrays: dtype and the value of an unused group.
 _GROUP_COLUMNS = {
@@ -129,8 +126,7 @@ class Groups(NamedTuple):
     class_n_stale: np.ndarray  #: class -> how many ``stale_ports`` it has
     step_last: np.ndarray     #: (class, step) -> the last group the recorded fill froze by that step
     step_soonest: np.ndarray  #: (class, step, 0 / 1) -> ``class_soonest`` as that step of the recorded fill left it
-    class_resume: np.ndarray  #: class -> the first step its next fill must redo (-1: all; ``ALL_KEPT``: none)
-    class_steps: np.ndarray   #: class -> the steps of its last recorded fill
+    class_resume: np.ndarray  #: class -> the first step its next fill must redo (-1: all; its step count: none)
 
 
 class GroupTable:
@@ -178,7 +174,6 @@ class GroupTable:
         self.step_last = np.full((n_classes, n_ports), -1, dtype=np.int64)
         self.step_soonest = np.full((n_classes, n_ports, 2), np.inf)
         self.class_resume = np.full(n_classes, -1, dtype=np.int64)
-        self.class_steps = np.zeros(n_classes, dtype=np.int64)
 
     def reserve(self, capacity: int, routes: int, width: int) -> None:
         """Hold at least ``capacity`` groups, ``routes`` routes and routes of ``width`` hops."""

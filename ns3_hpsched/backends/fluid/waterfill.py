@@ -70,7 +70,7 @@ import numpy as np
 
 from ...sched.fill import sift_down, sort_by
 from .flows import FINISH_RTOL
-from .groups import ALL_KEPT, N_RESUMED, STAMP, finish_time, set_full, stale_below
+from .groups import N_RESUMED, STAMP, finish_time, set_full, stale_below
 from .kernel import kernel
 
 __all__ = ["Scratch", "scratch", "refill", "RESIDUAL_RTOL"]
@@ -188,8 +188,8 @@ def _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed):
     m = _open_ports(g, s, c, dense)
     ports = s.ports[:m]
     recorded = dense and not shared
-    resume = min(g.class_resume[c], g.class_steps[c]) if recorded and not rooms_changed else -1
-    g.class_resume[c] = ALL_KEPT if recorded else -1
+    resume = g.class_resume[c] if recorded and not rooms_changed else -1
+    g.class_resume[c] = -1  # until a recorded fill ends (_heap_fill)
     n_late = _rewind(g, s, ports, c, resume) if resume > 0 else -1
     if n_late >= 0:
         g.counts[N_RESUMED] += 1
@@ -377,9 +377,9 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
             grp = h // width
             if g.mark[grp] != frozen and not 0 <= g.step[grp] < resume:
                 g.mark[grp] = frozen
-                g.step[grp] = step
                 _freeze(g, s, f, grp, p, c, level, now)
                 if record:
+                    g.step[grp] = step
                     g.load[grp] = level * g.weight[grp]
                     if last >= 0:
                         g.freeze_next[last] = grp
@@ -390,9 +390,10 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
             g.step_last[c, step] = last
             g.step_soonest[c, step, 0], g.step_soonest[c, step, 1] = g.class_soonest[c, 0], g.class_soonest[c, 1]
             step += 1
-    g.class_steps[c] = step
-    if record and last >= 0:
-        g.freeze_next[last] = -1
+    if record:
+        g.class_resume[c] = step  # nothing to redo, until a group of the class loses flows
+        if last >= 0:
+            g.freeze_next[last] = -1
 
 
 @kernel
