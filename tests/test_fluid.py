@@ -231,18 +231,20 @@ def test_incremental_allocation_equals_allocating_from_scratch(n_flows):
         np.testing.assert_allclose(alloc.rates_bps, scratch, rtol=1e-9, atol=1e-3)
 
 
-def test_a_fill_resumed_after_flows_finish_equals_allocating_from_scratch():
+@pytest.mark.parametrize("n_ports, n_flows, largest, seed", [(8, 150, 2e6, 0), (16, 400, 1e8, 1), (16, 300, 1e9, 2)])
+def test_a_fill_resumed_after_flows_finish_equals_allocating_from_scratch(n_ports, n_flows, largest, seed):
     """One dense class on a big switch, every flow started at once with its own size, so each
     later allocation follows flows finishing only: the fill resumes the one before at the
     first step a finished flow's group froze at, and its rates are the allocator's from
-    scratch, at every allocation."""
-    rng = np.random.default_rng(7)
-    topo = big_switch(8, rate_bps=C)
+    scratch, at every allocation. Sizes are spread over decades (log-uniform from 1 kB to
+    ``largest``), as in traces."""
+    rng = np.random.default_rng(seed)
+    topo = big_switch(n_ports, rate_bps=C)
     backend = FluidBackend(topo, n_classes=1, latency=False)
     allocations = []
     backend.on_allocate = allocations.append
-    flows = [FlowStart(fid, *map(int, rng.choice(8, size=2, replace=False)), int(rng.integers(1_000, 2_000_000)))
-             for fid in range(150)]
+    flows = [FlowStart(fid, *map(int, rng.choice(n_ports, size=2, replace=False)),
+                       int(np.exp(rng.uniform(np.log(1e3), np.log(largest))))) for fid in range(n_flows)]
     backend.start_flows(FlowBatch.of(flows, topo))
     backend.run()
     assert backend._groups.counts[N_RESUMED] > len(allocations) // 2
