@@ -6,7 +6,7 @@ import pytest
 
 from ns3_hpsched.backends.base import FlowBatch, FlowStart
 from ns3_hpsched.backends.fluid import FluidBackend
-from ns3_hpsched.backends.fluid.groups import N_RESUMED
+from ns3_hpsched.backends.fluid.groups import N_RELEVELED, N_RESUMED
 from ns3_hpsched.errors import ConfigError
 from ns3_hpsched.sched.allocator import max_min_allocate
 from ns3_hpsched.topology import big_switch, dumbbell, fat_tree
@@ -232,12 +232,14 @@ def test_incremental_allocation_equals_allocating_from_scratch(n_flows):
 
 
 @pytest.mark.parametrize("n_ports, n_flows, largest, seed", [(8, 150, 2e6, 0), (16, 400, 1e8, 1), (16, 300, 1e9, 2)])
-def test_a_fill_resumed_after_flows_finish_equals_allocating_from_scratch(n_ports, n_flows, largest, seed):
+def test_a_fill_resumed_or_relevelled_after_flows_finish_equals_allocating_from_scratch(n_ports, n_flows, largest, seed):
     """One dense class on a big switch, every flow started at once with its own size, so each
-    later allocation follows flows finishing only: the fill resumes the one before at the
-    first step a finished flow's group froze at, and its rates are the allocator's from
-    scratch, at every allocation. Sizes are spread over decades (log-uniform from 1 kB to
-    ``largest``), as in traces."""
+    later allocation follows flows finishing only: the fill relevels the steps of the one
+    before, or where those no longer give max-min rates resumes it at the first step a
+    finished flow's group froze at (or fills whole, if relevelling left the steps' levels
+    out of order); both happen, and the rates are the allocator's from scratch, at every
+    allocation. Sizes are spread over decades (log-uniform from 1 kB to ``largest``), as in
+    traces; each case once caught a resumed fill trusting relevelled steps out of order."""
     rng = np.random.default_rng(seed)
     topo = big_switch(n_ports, rate_bps=C)
     backend = FluidBackend(topo, n_classes=1, latency=False)
@@ -247,7 +249,9 @@ def test_a_fill_resumed_after_flows_finish_equals_allocating_from_scratch(n_port
                        int(np.exp(rng.uniform(np.log(1e3), np.log(largest))))) for fid in range(n_flows)]
     backend.start_flows(FlowBatch.of(flows, topo))
     backend.run()
-    assert backend._groups.counts[N_RESUMED] > len(allocations) // 2
+    counts = backend._groups.counts
+    assert counts[N_RESUMED] > 0 and counts[N_RELEVELED] > 0
+    assert counts[N_RESUMED] + counts[N_RELEVELED] > len(allocations) // 2
     paths = {f.flow_id: topo.flow_path(f.flow_id, f.src, f.dst) for f in flows}
     for alloc in allocations:
         scratch = max_min_allocate([paths[fid] for fid in alloc.flow_ids.tolist()], alloc.classes,

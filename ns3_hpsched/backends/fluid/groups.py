@@ -48,14 +48,21 @@ import numpy as np
 from .flows import ACTIVE
 from .kernel import kernel
 
-__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "N_RESUMED", "push_front", "unlink", "set_full",
+__all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "N_RESUMED",
+           "N_RELEVELED", "TIER_PORTS", "push_front", "unlink", "set_full",
            "stale_room", "stale_below"]
 
 #: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class
 #: fill), open groups, whether a group was parked done (within the finish tolerance of its size)
 #: since the last collection of finished flows, and groups whose rate changed since the coflow
-#: meter last looked (``rerated[:counts[N_RERATED]]``), and fills that resumed a recorded one (:mod:`.waterfill`).
-N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED, N_RESUMED = range(7)
+#: meter last looked (``rerated[:counts[N_RERATED]]``), fills that resumed a recorded one, and fills
+#: that only worked out its levels again (:mod:`.waterfill`).
+N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED, N_RESUMED, N_RELEVELED = range(8)
+
+#: Networks of at most this many ports keep, per class, the flows each step of its recorded
+#: fill froze on every port (``tier_weight``: classes x ports x ports counts, 2 MB per class
+#: at 512 ports), which lets a fill work out the levels alone (:mod:`.waterfill`).
+TIER_PORTS = 512
 
 #: Per-group arrays: dtype and the value of an unused group.
 _GROUP_COLUMNS = {
@@ -126,7 +133,17 @@ class Groups(NamedTuple):
     class_n_stale: np.ndarray  #: class -> how many ``stale_ports`` it has
     step_last: np.ndarray     #: (class, step) -> the last group the recorded fill froze by that step
     step_soonest: np.ndarray  #: (class, step, 0 / 1) -> ``class_soonest`` as that step of the recorded fill left it
+    step_frozen: np.ndarray   #: (class, step) -> the groups the recorded fill froze by that step
     class_resume: np.ndarray  #: class -> the first step its next fill must redo (-1: all; its step count: none)
+    class_steps: np.ndarray   #: class -> the steps of its last recorded fill
+    step_port: np.ndarray     #: (class, step) -> the bottleneck of that step
+    step_level: np.ndarray    #: (class, step) -> the level its groups froze at
+    tier_weight: np.ndarray   #: (class, step, port) -> flows the step froze that cross the port (empty past TIER_PORTS)
+    tier_ports: np.ndarray    #: (class, k) -> the k-th port of its last recorded fill (the only ones with ``tier_weight``)
+    class_n_tier: np.ndarray  #: class -> how many ``tier_ports`` it has
+    tier_moved: np.ndarray    #: (class, port) -> a flow of its recorded fill's steps left the port since
+    class_ordered: np.ndarray  #: class -> its recorded steps' levels do not decrease (a fill may resume it)
+    freeze_head: np.ndarray   #: class -> the first group of its freeze list (-1: none)
 
 
 class GroupTable:
@@ -150,7 +167,7 @@ class GroupTable:
         self.hop_next = np.full(capacity * width, -1, dtype=np.int64)
         self.hop_prev = np.full(capacity * width, -1, dtype=np.int64)
         self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
-        self.counts = np.array([0, capacity, 0, 0, 0, 0, 0], dtype=np.int64)
+        self.counts = np.array([0, capacity, 0, 0, 0, 0, 0, 0], dtype=np.int64)
         self.slot = np.full(n_classes, -1, dtype=np.int64)
         self.class_head = np.full(n_classes, -1, dtype=np.int64)
         self.port_head = np.full((n_ports, n_classes), -1, dtype=np.int64)
@@ -173,7 +190,18 @@ class GroupTable:
         self.class_n_stale = np.zeros(n_classes, dtype=np.int64)
         self.step_last = np.full((n_classes, n_ports), -1, dtype=np.int64)
         self.step_soonest = np.full((n_classes, n_ports, 2), np.inf)
+        self.step_frozen = np.zeros((n_classes, n_ports), dtype=np.int64)
         self.class_resume = np.full(n_classes, -1, dtype=np.int64)
+        self.class_steps = np.zeros(n_classes, dtype=np.int64)
+        self.step_port = np.zeros((n_classes, n_ports), dtype=np.int64)
+        self.step_level = np.zeros((n_classes, n_ports))
+        tiers = n_ports if n_ports <= TIER_PORTS else 0
+        self.tier_weight = np.zeros((n_classes, tiers, tiers))
+        self.tier_ports = np.zeros((n_classes, n_ports), dtype=np.int64)
+        self.class_n_tier = np.zeros(n_classes, dtype=np.int64)
+        self.tier_moved = np.zeros((n_classes, n_ports), dtype=np.bool_)
+        self.class_ordered = np.zeros(n_classes, dtype=np.bool_)
+        self.freeze_head = np.full(n_classes, -1, dtype=np.int64)
 
     def reserve(self, capacity: int, routes: int, width: int) -> None:
         """Hold at least ``capacity`` groups, ``routes`` routes and routes of ``width`` hops."""
@@ -307,6 +335,12 @@ def leave(g, grp, r, level, member_next, member_prev, group):
         g.class_resume[c] = -1
     elif g.class_resume[c] >= 0:  # the recorded fill stands up to the step that froze the group
         g.class_resume[c] = min(g.class_resume[c], g.step[grp])
+        if g.tier_weight.shape[1]:
+            for p in g.path[grp]:
+                if p < 0:
+                    break
+                g.tier_weight[c, g.step[grp], p] -= 1
+                g.tier_moved[c, p] = True
     _add_weight(g, grp, -1)
     if g.weight[grp] == 0:
         _free(g, grp)

@@ -57,6 +57,11 @@ coflow and leave one instant at a time) 97% of the fills of the first 250 coflow
 resume. The rates are a whole fill's up to round-off: the residuals come out of other
 subtractions.
 
+**Relevelling a fill.** Where the steps of the recorded fill still give max-min rates, a
+fill that would resume (or, its rooms changed, fill whole) only works out their levels
+again (:mod:`.record`); a fill resumes only a record whose levels do not decrease along
+its steps, as the heap's do.
+
 As water-filling sets a group's rate it sets its finish times too, and each class keeps
 its earliest. The rates equal the allocator's within float round-off (held to the exact
 rationals by the tests).
@@ -70,8 +75,9 @@ import numpy as np
 
 from ...sched.fill import sift_down, sort_by
 from .flows import FINISH_RTOL
-from .groups import N_RESUMED, STAMP, finish_time, set_full, stale_below
+from .groups import N_RELEVELED, N_RESUMED, STAMP, finish_time, set_full, stale_below
 from .kernel import kernel
+from .record import after, end_step, link_frozen, relevel, settle, worth_relevelling
 
 __all__ = ["Scratch", "scratch", "refill", "RESIDUAL_RTOL"]
 
@@ -101,6 +107,9 @@ class Scratch(NamedTuple):
     ports: np.ndarray      #: the ports the fill gives a rate: the ones its open groups cross
     seen: np.ndarray       #: the fill's stamp on the ports it gives a rate, minus it on those its last one did
     before: np.ndarray     #: a port's value before it is worked out again (a class's usage; explicit rates)
+    level: np.ndarray      #: a re-levelled fill's levels, per step
+    total: np.ndarray      #: the load they put on each port
+    highest: np.ndarray    #: and the highest of them on each port
 
 
 #: Columns of :attr:`Scratch.round`: the smallest share of the groups crossing the port,
@@ -114,7 +123,7 @@ def scratch(n_ports: int) -> Scratch:
     return Scratch(np.zeros(n_ports), np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports),
                    np.zeros(n_ports, dtype=np.int64), np.zeros((n_ports, 2)),
                    np.zeros(n_ports + 1, dtype=np.int64), np.zeros(n_ports, dtype=np.int64),
-                   np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports))
+                   np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports), np.zeros(n_ports), np.zeros(n_ports), np.zeros(n_ports))
 
 
 @kernel
@@ -156,6 +165,8 @@ def _new_rooms(g, s, capacity, given_port, c):
         if room != g.room[p, c]:
             g.room[p, c] = room
             changed = True
+            if g.tier_weight.shape[1]:
+                g.tier_moved[c, p] = True
         if (room == 0.0) != g.full[p, c]:
             s.flipped[n_flipped] = p
             n_flipped += 1
@@ -188,9 +199,16 @@ def _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed):
     m = _open_ports(g, s, c, dense)
     ports = s.ports[:m]
     recorded = dense and not shared
-    resume = g.class_resume[c] if recorded and not rooms_changed else -1
+    kept = g.class_resume[c] if recorded and not s.flipped[-1] else -1  # no group joined or was (un)parked
+    resume = -1 if rooms_changed else kept
     g.class_resume[c] = -1  # until a recorded fill ends (_heap_fill)
-    n_late = _rewind(g, s, ports, c, resume) if resume > 0 else -1
+    start = 0 if rooms_changed else kept
+    if kept >= 0 and worth_relevelling(g, c, start, m) and relevel(g, s, f, ports, c, now, start, RESIDUAL_RTOL):
+        g.counts[N_RELEVELED] += 1
+        _usage_changed(g, s, c, m)
+        settle(g, c, m, ports)
+        return
+    n_late = _rewind(g, s, ports, c, resume) if resume > 0 and g.class_ordered[c] else -1
     if n_late >= 0:
         g.counts[N_RESUMED] += 1
         _heap_fill(g, s, f, s.heap[:n_late], c, now, True, resume)
@@ -199,6 +217,8 @@ def _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed):
     elif _rounds(g, s, f, ports, c, _list_groups(g, c), ROUNDS, now):
         _heap_fill(g, s, f, ports, c, now, False, 0)
     _usage_changed(g, s, c, m)
+    if recorded:
+        settle(g, c, m, ports)
 
 
 @kernel
@@ -358,6 +378,12 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
     size = n
     step = max(resume, 0)
     last = g.step_last[c, step - 1] if step > 0 else -1  # the freeze list so far
+    n_frozen = g.step_frozen[c, step - 1] if step > 0 else 0
+    tiers = record and g.tier_weight.shape[1] > 0
+    if tiers:  # the steps to redo freeze their groups anew
+        for q in g.tier_ports[c, :g.class_n_tier[c]]:
+            for k in range(step, g.class_steps[c]):
+                g.tier_weight[c, k, q] = 0
     if step > 0:
         g.class_soonest[c, 0], g.class_soonest[c, 1] = g.step_soonest[c, step - 1, 0], g.step_soonest[c, step - 1, 1]
     while size:
@@ -381,19 +407,24 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
                 if record:
                     g.step[grp] = step
                     g.load[grp] = level * g.weight[grp]
-                    if last >= 0:
-                        g.freeze_next[last] = grp
+                    link_frozen(g, c, last, grp)
                     last = grp
+                    n_frozen += 1
+                if tiers:
+                    for q in g.path[grp]:
+                        if q < 0:
+                            break
+                        g.tier_weight[c, step, q] += g.weight[grp]
             h = g.hop_next[h]
         s.residual[p], s.count[p] = 0.0, 0
         if record:
-            g.step_last[c, step] = last
-            g.step_soonest[c, step, 0], g.step_soonest[c, step, 1] = g.class_soonest[c, 0], g.class_soonest[c, 1]
+            g.step_port[c, step], g.step_level[c, step] = p, level
+            end_step(g, c, step, last, n_frozen)
             step += 1
     if record:
-        g.class_resume[c] = step  # nothing to redo, until a group of the class loses flows
-        if last >= 0:
-            g.freeze_next[last] = -1
+        g.class_ordered[c] = True
+        g.class_resume[c] = g.class_steps[c] = step  # nothing to redo, until a group of the class loses flows
+        link_frozen(g, c, last, -1)
 
 
 @kernel
@@ -411,7 +442,7 @@ def _rewind(g, s, ports, c, resume):
         s.count[p] = -1  # not touched yet
     stamp = g.counts[STAMP]
     n = 0
-    grp = g.freeze_next[g.step_last[c, resume - 1]]
+    grp = after(g, c, g.step_last[c, resume - 1])
     while grp >= 0:
         if g.klass[grp] != c:
             for p in ports:
