@@ -221,8 +221,11 @@ def test_conservation_capacity_and_saturation_after_every_allocation(latency):
 def test_incremental_allocation_equals_allocating_from_scratch(n_flows):
     """Keeping the rates of classes above a change gives the allocator's from-scratch rates,
     for classes sparse enough to be filled in parallel rounds (few flows spread over the
-    fat-tree) and dense ones filled by the heap."""
+    fat-tree) and dense ones filled by the heap, whose refills (400 flows) also relevel
+    the fill before when flows finish or a higher class changes their rooms."""
     backend, flows, allocations = _random_run(seed=5, n_flows=n_flows)
+    if n_flows == 400:
+        assert backend._groups.counts[N_RELEVELED] > 0
     topo = backend.topology
     paths = {f.flow_id: topo.flow_path(f.flow_id, f.src, f.dst) for f in flows}
     for alloc in allocations:
