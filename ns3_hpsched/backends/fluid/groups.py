@@ -60,7 +60,7 @@ __all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKE
 N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED, N_RESUMED, N_RELEVELED = range(8)
 
 #: Networks of at most this many ports keep, per class, the flows each step of its recorded
-#: fill froze on every port (``tier_weight``: classes x ports x ports counts, 2 MB per class
+#: fill froze on every port (``tier_weight``: classes x ports x ports, as floats, 2 MB per class
 #: at 512 ports), which lets a fill work out the levels alone (:mod:`.waterfill`).
 TIER_PORTS = 512
 

@@ -52,15 +52,15 @@ stand and which no flow joined since its last fill, resumes that fill at the ear
 step a group that lost flows froze at: the groups frozen before keep their rates and
 finish times, the later ones (the class's *freeze list* from that step) take their loads
 off their ports, and the heap refills from there. Every other fill is whole and
-recorded anew. On the FB trace under ``fair`` (one dense class; flows arrive coflow by
-coflow and leave one instant at a time) 97% of the fills of the first 250 coflows
-resume. The rates are a whole fill's up to round-off: the residuals come out of other
-subtractions.
+recorded anew. The rates are a whole fill's up to round-off: the residuals come out of
+other subtractions.
 
 **Relevelling a fill.** Where the steps of the recorded fill still give max-min rates, a
 fill that would resume (or, its rooms changed, fill whole) only works out their levels
 again (:mod:`.record`); a fill resumes only a record whose levels do not decrease along
-its steps, as the heap's do.
+its steps, as the heap's do. On the FB trace under ``fair`` (one dense class; flows
+arrive coflow by coflow and leave one instant at a time), of the 14,523 fills of the
+first 250 coflows 9,649 relevel and 3,657 resume.
 
 As water-filling sets a group's rate it sets its finish times too, and each class keeps
 its earliest. The rates equal the allocator's within float round-off (held to the exact
@@ -107,7 +107,7 @@ class Scratch(NamedTuple):
     ports: np.ndarray      #: the ports the fill gives a rate: the ones its open groups cross
     seen: np.ndarray       #: the fill's stamp on the ports it gives a rate, minus it on those its last one did
     before: np.ndarray     #: a port's value before it is worked out again (a class's usage; explicit rates)
-    level: np.ndarray      #: a re-levelled fill's levels, per step
+    level: np.ndarray      #: a relevelled fill's levels, per step
     total: np.ndarray      #: the load they put on each port
     highest: np.ndarray    #: and the highest of them on each port
 
@@ -205,9 +205,18 @@ def _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed):
     start = 0 if rooms_changed else kept
     if kept >= 0 and worth_relevelling(g, c, start, m) and relevel(g, s, f, ports, c, now, start, RESIDUAL_RTOL):
         g.counts[N_RELEVELED] += 1
-        _usage_changed(g, s, c, m)
+    else:
+        _fill_groups(g, s, f, ports, c, now, recorded, shared, resume)
+    _usage_changed(g, s, c, m)
+    if recorded:
         settle(g, c, m, ports)
-        return
+
+
+@kernel
+def _fill_groups(g, s, f, ports, c, now, recorded, shared, resume):
+    """Freeze class ``c``'s groups over ``ports`` anew: the recorded fill resumed from step
+    ``resume`` where its levels allow, else the heap (recorded or sharing ports with
+    explicit rates) or parallel rounds (module docstring)."""
     n_late = _rewind(g, s, ports, c, resume) if resume > 0 and g.class_ordered[c] else -1
     if n_late >= 0:
         g.counts[N_RESUMED] += 1
@@ -216,9 +225,6 @@ def _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed):
         _heap_fill(g, s, f, ports, c, now, recorded, 0)
     elif _rounds(g, s, f, ports, c, _list_groups(g, c), ROUNDS, now):
         _heap_fill(g, s, f, ports, c, now, False, 0)
-    _usage_changed(g, s, c, m)
-    if recorded:
-        settle(g, c, m, ports)
 
 
 @kernel
