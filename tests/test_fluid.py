@@ -242,7 +242,7 @@ def test_a_fill_resumed_or_relevelled_after_flows_finish_equals_allocating_from_
     finished flow's group froze at (or fills whole, if relevelling left the steps' levels
     out of order); both happen, and the rates are the allocator's from scratch, at every
     allocation. Sizes are spread over decades (log-uniform from 1 kB to ``largest``), as in
-    traces; each case once caught a resumed fill trusting relevelled steps out of order."""
+    traces; the last two cases fail if a fill resumes relevelled steps whose levels decrease."""
     rng = np.random.default_rng(seed)
     topo = big_switch(n_ports, rate_bps=C)
     backend = FluidBackend(topo, n_classes=1, latency=False)
