@@ -239,10 +239,11 @@ def test_a_fill_resumed_or_relevelled_after_flows_finish_equals_allocating_from_
     """One dense class on a big switch, every flow started at once with its own size, so each
     later allocation follows flows finishing only: the fill relevels the steps of the one
     before, or where those no longer give max-min rates resumes it at the first step a
-    finished flow's group froze at (or fills whole, if relevelling left the steps' levels
-    out of order); both happen, and the rates are the allocator's from scratch, at every
-    allocation. Sizes are spread over decades (log-uniform from 1 kB to ``largest``), as in
-    traces; the last two cases fail if a fill resumes relevelled steps whose levels decrease."""
+    finished flow's group froze at (or, where relevelling left the steps' levels out of
+    order, at the last step before it that no earlier step froze higher than a later one);
+    both happen, and the rates are the allocator's from scratch, at every allocation. Sizes
+    are spread over decades (log-uniform from 1 kB to ``largest``), as in traces; the last
+    two cases fail if a fill resumes relevelled steps where an earlier one froze higher."""
     rng = np.random.default_rng(seed)
     topo = big_switch(n_ports, rate_bps=C)
     backend = FluidBackend(topo, n_classes=1, latency=False)

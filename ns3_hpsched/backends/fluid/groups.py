@@ -142,7 +142,6 @@ class Groups(NamedTuple):
     tier_ports: np.ndarray    #: (class, k) -> the k-th port of its last recorded fill (the only ones with ``tier_weight``)
     class_n_tier: np.ndarray  #: class -> how many ``tier_ports`` it has
     tier_moved: np.ndarray    #: (class, port) -> a flow of its recorded fill's steps left the port since
-    class_ordered: np.ndarray  #: class -> its recorded steps' levels do not decrease (a fill may resume it)
     freeze_head: np.ndarray   #: class -> the first group of its freeze list (-1: none)
 
 
@@ -200,7 +199,6 @@ class GroupTable:
         self.tier_ports = np.zeros((n_classes, n_ports), dtype=np.int64)
         self.class_n_tier = np.zeros(n_classes, dtype=np.int64)
         self.tier_moved = np.zeros((n_classes, n_ports), dtype=np.bool_)
-        self.class_ordered = np.zeros(n_classes, dtype=np.bool_)
         self.freeze_head = np.full(n_classes, -1, dtype=np.int64)
 
     def reserve(self, capacity: int, routes: int, width: int) -> None:

@@ -21,11 +21,14 @@ level reaches are worked out again; the others keep their values bit for bit, as
 resumed heap fill's would (a rate changed in its last bit sends the coflow meter walking
 the group's coflow).
 
-Relevelled steps need not have non-decreasing levels (the conditions are a partial
-order), and a resumed heap fill relies on it; so a record whose levels decrease somewhere
-(``class_ordered`` false) is filled whole instead of resumed. A relevel costs a pass over
-every step's flows per port, so it is tried only where the groups to freeze again would
-cost more (:data:`RELEVEL_GAIN`).
+**Where a fill may resume.** Relevelled steps need not have non-decreasing levels (the
+conditions are a partial order), and a resumed heap fill relies on its groups freezing no
+lower than the ones it keeps. So a fill resumes a record only at a *split*, a step before
+which no step froze higher than any step from it on (:func:`resume_point`): the latest
+one at or before the step the departures reached, step 0 (a whole fill) if there is
+none. A heap's record splits at every step. A relevel costs a pass over every step's
+flows per port, so it is tried only where the groups to freeze again would cost more
+(:data:`RELEVEL_GAIN`).
 
 Measured on the whole FB trace (fluid, this machine; runs alternated with the code before
 in one script, median of the after/before CPU-time ratios): ``fair`` 0.92 (3 pairs, 0.83-0.96),
@@ -44,7 +47,7 @@ from .flows import FINISH_RTOL
 from .groups import finish_time
 from .kernel import kernel
 
-__all__ = ["RELEVEL_GAIN", "settle", "worth_relevelling", "relevel", "after", "link_frozen", "end_step"]
+__all__ = ["RELEVEL_GAIN", "settle", "worth_relevelling", "relevel", "resume_point", "after", "link_frozen", "end_step"]
 
 #: A group the heap freezes costs about as much as this many (step, port) entries of a
 #: relevelling pass; a fill relevels only where that makes it cheaper than resuming.
@@ -119,16 +122,42 @@ def relevel(g, s, f, ports, c, now, resume, rtol):
         return False
     for p in ports:
         g.usage[p, c] = s.total[p] if g.tier_moved[c, p] else s.before[p]
-    ordered, below = True, 0.0
-    for k in range(n_steps):
-        if k >= resume:
-            g.step_level[c, k] = level[k]
-        if w[k, g.step_port[c, k]]:
-            ordered = ordered and level[k] >= below
-            below = level[k]
-    g.class_ordered[c] = ordered
+    for k in range(resume, n_steps):
+        g.step_level[c, k] = level[k]
     g.class_resume[c] = n_steps
     return True
+
+
+@kernel(inline="always")
+def _holds_flows(g, c, k):
+    """Whether step ``k`` of class ``c``'s recorded fill still froze flows (without
+    ``tier_weight``, the record of a heap fill, whose emptied steps keep their levels in
+    order: taken as if it did)."""
+    return not g.tier_weight.shape[1] or g.tier_weight[c, k, g.step_port[c, k]] > 0
+
+
+@kernel
+def resume_point(g, s, c, resume):
+    """The latest step at or before ``resume`` where class ``c``'s recorded fill splits: no
+    step before it froze higher than a step from it on (steps emptied since do not count);
+    0 if none. Resumed there, the heap freezes every group it redoes at least as high as
+    the groups kept (their ports' shares are at least the lowest level redone), so the
+    kept groups stay bottlenecked (module docstring). Uses ``s.level``."""
+    highest = 0.0  # of the steps before resume
+    for k in range(resume):
+        s.level[k] = highest  # of the steps before k
+        if _holds_flows(g, c, k):
+            highest = max(highest, g.step_level[c, k])
+    lowest = np.inf  # of the steps from resume on
+    for k in range(resume, g.class_steps[c]):
+        if _holds_flows(g, c, k):
+            lowest = min(lowest, g.step_level[c, k])
+    while resume > 0 and highest > lowest:
+        resume -= 1
+        if _holds_flows(g, c, resume):
+            lowest = min(lowest, g.step_level[c, resume])
+        highest = s.level[resume]
+    return resume
 
 
 @kernel

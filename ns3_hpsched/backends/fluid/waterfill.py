@@ -57,10 +57,12 @@ other subtractions.
 
 **Relevelling a fill.** Where the steps of the recorded fill still give max-min rates, a
 fill that would resume (or, its rooms changed, fill whole) only works out their levels
-again (:mod:`.record`); a fill resumes only a record whose levels do not decrease along
-its steps, as the heap's do. On the FB trace under ``fair`` (one dense class; flows
-arrive coflow by coflow and leave one instant at a time), of the 14,523 fills of the
-first 250 coflows 9,649 relevel and 3,657 resume.
+again (:mod:`.record`). Relevelled levels may decrease along the steps, so a fill
+resumes a record at the latest step, no later than the departures reach, before which no
+step froze higher than any after (:func:`~.record.resume_point`; a heap's record splits
+at every step). On the FB trace under ``fair`` (one dense class; flows arrive coflow by
+coflow and leave one instant at a time), of the 14,523 fills of the first 250 coflows
+9,683 relevel and 4,515 resume (3,657 when only records in order resumed).
 
 As water-filling sets a group's rate it sets its finish times too, and each class keeps
 its earliest. The rates equal the allocator's within float round-off (held to the exact
@@ -77,7 +79,7 @@ from ...sched.fill import sift_down, sort_by
 from .flows import FINISH_RTOL
 from .groups import N_RELEVELED, N_RESUMED, STAMP, finish_time, set_full, stale_below
 from .kernel import kernel
-from .record import after, end_step, link_frozen, relevel, settle, worth_relevelling
+from .record import after, end_step, link_frozen, relevel, resume_point, settle, worth_relevelling
 
 __all__ = ["Scratch", "scratch", "refill", "RESIDUAL_RTOL"]
 
@@ -215,9 +217,12 @@ def _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed):
 @kernel
 def _fill_groups(g, s, f, ports, c, now, recorded, shared, resume):
     """Freeze class ``c``'s groups over ``ports`` anew: the recorded fill resumed from step
-    ``resume`` where its levels allow, else the heap (recorded or sharing ports with
-    explicit rates) or parallel rounds (module docstring)."""
-    n_late = _rewind(g, s, ports, c, resume) if resume > 0 and g.class_ordered[c] else -1
+    ``resume`` (``> 0``), or from the latest step before it where its levels allow, else the
+    heap (recorded or sharing ports with explicit rates) or parallel rounds (module
+    docstring)."""
+    if resume > 0:
+        resume = resume_point(g, s, c, resume)
+    n_late = _rewind(g, s, ports, c, resume) if resume > 0 else -1
     if n_late >= 0:
         g.counts[N_RESUMED] += 1
         _heap_fill(g, s, f, s.heap[:n_late], c, now, True, resume)
@@ -428,7 +433,6 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
             end_step(g, c, step, last, n_frozen)
             step += 1
     if record:
-        g.class_ordered[c] = True
         g.class_resume[c] = g.class_steps[c] = step  # nothing to redo, until a group of the class loses flows
         link_frozen(g, c, last, -1)
 
