@@ -132,7 +132,7 @@ class Groups(NamedTuple):
     stale_ports: np.ndarray   #: (class, k) -> the k-th of its stale ports
     class_n_stale: np.ndarray  #: class -> how many ``stale_ports`` it has
     step_last: np.ndarray     #: (class, step) -> the last group the recorded fill froze by that step
-    step_soonest: np.ndarray  #: (class, step, 0 / 1) -> ``class_soonest`` as that step of the recorded fill left it
+    step_earliest: np.ndarray  #: (class, step, 0 / 1) -> the earliest ``finish_at`` / ``done_at`` of the groups that step froze
     step_frozen: np.ndarray   #: (class, step) -> the groups the recorded fill froze by that step
     class_resume: np.ndarray  #: class -> the first step its next fill must redo (-1: all; its step count: none)
     class_steps: np.ndarray   #: class -> the steps of its last recorded fill
@@ -188,7 +188,7 @@ class GroupTable:
         self.stale_ports = np.zeros((n_classes, n_ports), dtype=np.int64)
         self.class_n_stale = np.zeros(n_classes, dtype=np.int64)
         self.step_last = np.full((n_classes, n_ports), -1, dtype=np.int64)
-        self.step_soonest = np.full((n_classes, n_ports, 2), np.inf)
+        self.step_earliest = np.full((n_classes, n_ports, 2), np.inf)
         self.step_frozen = np.zeros((n_classes, n_ports), dtype=np.int64)
         self.class_resume = np.full(n_classes, -1, dtype=np.int64)
         self.class_steps = np.zeros(n_classes, dtype=np.int64)

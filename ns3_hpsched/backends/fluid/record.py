@@ -2,7 +2,7 @@
 
 A recorded fill (:mod:`.waterfill`) is a list of *steps*: the bottleneck each pop of the
 heap found, the level its groups froze at, the last group frozen by then (the class's
-*freeze list* links them in order) and the class's earliest finish times so far. On
+*freeze list* links them in order) and the earliest finish times of its groups. On
 networks of at most :data:`~.groups.TIER_PORTS` ports it also keeps how many flows each
 step froze that cross each port (``tier_weight``, brought up to date as flows leave).
 
@@ -47,7 +47,8 @@ from .flows import FINISH_RTOL
 from .groups import finish_time
 from .kernel import kernel
 
-__all__ = ["RELEVEL_GAIN", "settle", "worth_relevelling", "relevel", "resume_point", "after", "link_frozen", "end_step"]
+__all__ = ["RELEVEL_GAIN", "settle", "worth_relevelling", "relevel", "resume_point", "soonest_before", "after",
+           "link_frozen", "end_step"]
 
 #: A group the heap freezes costs about as much as this many (step, port) entries of a
 #: relevelling pass; a fill relevels only where that makes it cheaper than resuming.
@@ -92,7 +93,9 @@ def relevel(g, s, f, ports, c, now, resume, rtol):
     out, and ``s.highest`` the highest level among them. Only what changed is worked out
     again: a step's level if its port's load moved (``moved``: a flow of the steps left
     it, or a step crossing it got another level), a port's usage if it moved; the rest
-    keep their values bit for bit, as a resumed fill's would."""
+    keep their values bit for bit, as a resumed fill's would, and a step whose level was
+    not worked out again (``s.kept``) lost no flow either, so its groups are left as they
+    are (most of them: their rates and finish times stand)."""
     w = g.tier_weight[c]
     n_steps = g.class_steps[c]
     level = s.level
@@ -102,6 +105,7 @@ def relevel(g, s, f, ports, c, now, resume, rtol):
         level[k] = g.step_level[c, k]
         if k >= resume:
             p = g.step_port[c, k]
+            s.kept[k] = w[k, p] > 0 and not g.tier_moved[c, p]  # a flow of the step leaving would move its port
             if w[k, p] == 0:
                 level[k] = 0.0  # an emptied step: its port is one like any other
             elif g.tier_moved[c, p]:
@@ -117,7 +121,7 @@ def relevel(g, s, f, ports, c, now, resume, rtol):
     for p in ports:
         if g.tier_moved[c, p] and s.total[p] > g.room[p, c] * (1 + rtol):
             return False
-    if not _refreeze(g, f, c, now, resume, n_steps, level):
+    if not _refreeze(g, f, c, now, resume, n_steps, level, s.kept):
         g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
         return False
     for p in ports:
@@ -161,38 +165,61 @@ def resume_point(g, s, c, resume):
 
 
 @kernel
-def _refreeze(g, f, c, now, resume, n_steps, level):
-    """Give the groups of class ``c``'s freeze list from step ``resume`` on their step's new
-    ``level``, with their finish times, and drop the emptied ones from the list; each step
-    keeps its last group and the class's earliest finish times, as a recorded fill does.
+def _refreeze(g, f, c, now, resume, n_steps, level, kept):
+    """Give the groups of class ``c``'s steps from ``resume`` on their step's new ``level``,
+    with their finish times, and drop the emptied ones from the freeze list; a step that
+    ``kept`` its level and groups keeps them as they are, read past in one link. Each step
+    keeps its last group and its groups' earliest finish times, as a recorded fill does.
     Returns ``False`` if the list is broken (the steps' records are then stale: the caller
     fills whole)."""
-    last, n_frozen = -1, 0
+    last, n_frozen, was_frozen = -1, 0, 0  # the list so far, and how many the step before froze when recorded
     if resume > 0:
-        last, n_frozen = g.step_last[c, resume - 1], g.step_frozen[c, resume - 1]
-        g.class_soonest[c, 0], g.class_soonest[c, 1] = g.step_soonest[c, resume - 1, 0], g.step_soonest[c, resume - 1, 1]
-    k = resume
+        last = g.step_last[c, resume - 1]
+        n_frozen = was_frozen = g.step_frozen[c, resume - 1]
+    soonest_before(g, c, resume)
     grp = after(g, c, last)
-    while grp >= 0:
-        if g.klass[grp] != c:
-            return False
-        nxt = g.freeze_next[grp]
-        if g.live_pos[grp] >= 0:  # not emptied
-            while k < g.step[grp]:
-                end_step(g, c, k, last, n_frozen)
-                k += 1
-            n_frozen += 1
-            g.fill[grp] = level[k]
-            g.load[grp] = level[k] * g.weight[grp]
-            finish_time(g, grp, now, f.level, f.size, f.member_next, FINISH_RTOL)
-            link_frozen(g, c, last, grp)
-            last = grp
-        grp = nxt
+    for k in range(resume, n_steps):
+        earliest, earliest_done = np.inf, np.inf
+        if kept[k]:  # its groups, from grp to its last, stand
+            earliest, earliest_done = g.step_earliest[c, k, 0], g.step_earliest[c, k, 1]
+            g.class_soonest[c, 0] = min(g.class_soonest[c, 0], earliest)
+            g.class_soonest[c, 1] = min(g.class_soonest[c, 1], earliest_done)
+            if g.step_frozen[c, k] > was_frozen:
+                link_frozen(g, c, last, grp)
+                last = g.step_last[c, k]
+                n_frozen += g.step_frozen[c, k] - was_frozen
+                grp = g.freeze_next[last]
+        while grp >= 0 and not kept[k]:
+            if g.klass[grp] != c:
+                return False
+            if g.step[grp] != k:
+                break
+            nxt = g.freeze_next[grp]
+            if g.live_pos[grp] >= 0:  # not emptied
+                n_frozen += 1
+                g.fill[grp] = level[k]
+                g.load[grp] = level[k] * g.weight[grp]
+                finish_time(g, grp, now, f.level, f.size, f.member_next, FINISH_RTOL)
+                earliest, earliest_done = min(earliest, g.finish_at[grp]), min(earliest_done, g.done_at[grp])
+                link_frozen(g, c, last, grp)
+                last = grp
+            grp = nxt
+        was_frozen = g.step_frozen[c, k]
+        end_step(g, c, k, last, n_frozen, earliest, earliest_done)
+    if grp >= 0:  # a group the steps did not reach
+        return False
     link_frozen(g, c, last, -1)
-    while k < n_steps:
-        end_step(g, c, k, last, n_frozen)
-        k += 1
     return True
+
+
+@kernel
+def soonest_before(g, c, k):
+    """Class ``c``'s earliest finish times: those of the groups its recorded steps before
+    ``k`` froze (a fill keeping them, and redoing the rest, starts from here)."""
+    g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
+    for j in range(k):
+        g.class_soonest[c, 0] = min(g.class_soonest[c, 0], g.step_earliest[c, j, 0])
+        g.class_soonest[c, 1] = min(g.class_soonest[c, 1], g.step_earliest[c, j, 1])
 
 
 @kernel(inline="always")
@@ -211,8 +238,9 @@ def link_frozen(g, c, last, grp):
 
 
 @kernel(inline="always")
-def end_step(g, c, k, last, n_frozen):
+def end_step(g, c, k, last, n_frozen, earliest, earliest_done):
     """Step ``k`` of class ``c``'s recorded fill ends with group ``last`` frozen, the
-    ``n_frozen``-th."""
+    ``n_frozen``-th; its groups' earliest ``finish_at`` and ``done_at`` are ``earliest``
+    and ``earliest_done``."""
     g.step_last[c, k], g.step_frozen[c, k] = last, n_frozen
-    g.step_soonest[c, k, 0], g.step_soonest[c, k, 1] = g.class_soonest[c, 0], g.class_soonest[c, 1]
+    g.step_earliest[c, k, 0], g.step_earliest[c, k, 1] = earliest, earliest_done

@@ -79,7 +79,7 @@ from ...sched.fill import sift_down, sort_by
 from .flows import FINISH_RTOL
 from .groups import N_RELEVELED, N_RESUMED, STAMP, finish_time, set_full, stale_below
 from .kernel import kernel
-from .record import after, end_step, link_frozen, relevel, resume_point, settle, worth_relevelling
+from .record import after, end_step, link_frozen, relevel, resume_point, settle, soonest_before, worth_relevelling
 
 __all__ = ["Scratch", "scratch", "refill", "RESIDUAL_RTOL"]
 
@@ -110,6 +110,7 @@ class Scratch(NamedTuple):
     seen: np.ndarray       #: the fill's stamp on the ports it gives a rate, minus it on those its last one did
     before: np.ndarray     #: a port's value before it is worked out again (a class's usage; explicit rates)
     level: np.ndarray      #: a relevelled fill's levels, per step
+    kept: np.ndarray       #: and whether a step kept its level and its groups (nothing to refreeze)
     total: np.ndarray      #: the load they put on each port
     highest: np.ndarray    #: and the highest of them on each port
 
@@ -122,10 +123,11 @@ LOWEST, TOTAL = 0, 1
 
 def scratch(n_ports: int) -> Scratch:
     """Work arrays for a network of ``n_ports`` ports."""
-    return Scratch(np.zeros(n_ports), np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports),
-                   np.zeros(n_ports, dtype=np.int64), np.zeros((n_ports, 2)),
-                   np.zeros(n_ports + 1, dtype=np.int64), np.zeros(n_ports, dtype=np.int64),
-                   np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports), np.zeros(n_ports), np.zeros(n_ports), np.zeros(n_ports))
+    ints, floats = np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports)
+    return Scratch(residual=floats.copy(), count=ints.copy(), key=floats.copy(), heap=ints.copy(),
+                   round=np.zeros((n_ports, 2)), flipped=np.zeros(n_ports + 1, dtype=np.int64), ports=ints.copy(),
+                   seen=ints.copy(), before=floats.copy(), level=floats.copy(), kept=np.zeros(n_ports, dtype=np.bool_),
+                   total=floats.copy(), highest=floats.copy())
 
 
 @kernel
@@ -396,7 +398,7 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
             for k in range(step, g.class_steps[c]):
                 g.tier_weight[c, k, q] = 0
     if step > 0:
-        g.class_soonest[c, 0], g.class_soonest[c, 1] = g.step_soonest[c, step - 1, 0], g.step_soonest[c, step - 1, 1]
+        soonest_before(g, c, step)
     while size:
         k = s.heap[0]
         p = g.class_ports[c, k]
@@ -409,6 +411,7 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
             sift_down(s.heap, s.key, size, 0)
             continue
         size = _pop(s.heap, s.key, size)
+        earliest, earliest_done = np.inf, np.inf  # of the groups this step freezes
         h = g.port_head[p, c]
         while h >= 0:
             grp = h // width
@@ -418,6 +421,7 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
                 if record:
                     g.step[grp] = step
                     g.load[grp] = level * g.weight[grp]
+                    earliest, earliest_done = min(earliest, g.finish_at[grp]), min(earliest_done, g.done_at[grp])
                     link_frozen(g, c, last, grp)
                     last = grp
                     n_frozen += 1
@@ -430,7 +434,7 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
         s.residual[p], s.count[p] = 0.0, 0
         if record:
             g.step_port[c, step], g.step_level[c, step] = p, level
-            end_step(g, c, step, last, n_frozen)
+            end_step(g, c, step, last, n_frozen, earliest, earliest_done)
             step += 1
     if record:
         g.class_resume[c] = g.class_steps[c] = step  # nothing to redo, until a group of the class loses flows
