@@ -61,7 +61,8 @@ N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED, N_RESUMED, N_RELEVELED = r
 
 #: Networks of at most this many ports keep, per class, the flows each step of its recorded
 #: fill froze on every port (``tier_weight``: classes x ports x ports, as floats, 2 MB per class
-#: at 512 ports), which lets a fill work out the levels alone (:mod:`.waterfill`).
+#: at 512 ports) and which ports those are (``tier_row``, 1 MB more), which lets a fill work
+#: out the levels alone (:mod:`.record`).
 TIER_PORTS = 512
 
 #: Per-group arrays: dtype and the value of an unused group.
@@ -139,8 +140,8 @@ class Groups(NamedTuple):
     step_port: np.ndarray     #: (class, step) -> the bottleneck of that step
     step_level: np.ndarray    #: (class, step) -> the level its groups froze at
     tier_weight: np.ndarray   #: (class, step, port) -> flows the step froze that cross the port (empty past TIER_PORTS)
-    tier_ports: np.ndarray    #: (class, k) -> the k-th port of its last recorded fill (the only ones with ``tier_weight``)
-    class_n_tier: np.ndarray  #: class -> how many ``tier_ports`` it has
+    tier_row: np.ndarray      #: (class, step, k) -> the k-th port the step's flows cross (``tier_weight`` > 0 when recorded)
+    tier_n_row: np.ndarray    #: (class, step) -> how many ``tier_row`` it has
     tier_moved: np.ndarray    #: (class, port) -> a flow of its recorded fill's steps left the port since
     freeze_head: np.ndarray   #: class -> the first group of its freeze list (-1: none)
 
@@ -196,8 +197,8 @@ class GroupTable:
         self.step_level = np.zeros((n_classes, n_ports))
         tiers = n_ports if n_ports <= TIER_PORTS else 0
         self.tier_weight = np.zeros((n_classes, tiers, tiers))
-        self.tier_ports = np.zeros((n_classes, n_ports), dtype=np.int64)
-        self.class_n_tier = np.zeros(n_classes, dtype=np.int64)
+        self.tier_row = np.zeros((n_classes, tiers, tiers), dtype=np.int32)
+        self.tier_n_row = np.zeros((n_classes, tiers), dtype=np.int64)
         self.tier_moved = np.zeros((n_classes, n_ports), dtype=np.bool_)
         self.freeze_head = np.full(n_classes, -1, dtype=np.int64)
 

@@ -4,7 +4,8 @@ A recorded fill (:mod:`.waterfill`) is a list of *steps*: the bottleneck each po
 heap found, the level its groups froze at, the last group frozen by then (the class's
 *freeze list* links them in order) and the earliest finish times of its groups. On
 networks of at most :data:`~.groups.TIER_PORTS` ports it also keeps how many flows each
-step froze that cross each port (``tier_weight``, brought up to date as flows leave).
+step froze that cross each port (``tier_weight``, brought up to date as flows leave), and
+which ports those are (``tier_row``).
 
 **Relevelling.** Max-min rates are unique, and a set of bottlenecks gives them if each is
 saturated, no port is overloaded, and no group crossing a bottleneck froze higher at an
@@ -26,8 +27,8 @@ conditions are a partial order), and a resumed heap fill relies on its groups fr
 lower than the ones it keeps. So a fill resumes a record only at a *split*, a step before
 which no step froze higher than any step from it on (:func:`resume_point`): the latest
 one at or before the step the departures reached, step 0 (a whole fill) if there is
-none. A heap's record splits at every step. A relevel costs a pass over every step's
-flows per port, so it is tried only where the groups to freeze again would cost more
+none. A heap's record splits at every step. A relevel costs a pass over the ports each
+step's flows cross, so it is tried only where the groups to freeze again would cost more
 (:data:`RELEVEL_GAIN`).
 
 Measured on the whole FB trace (fluid, this machine; runs alternated with the code before
@@ -57,25 +58,26 @@ RELEVEL_GAIN = 32
 
 @kernel
 def settle(g, c, m, ports):
-    """A recorded fill of class ``c`` over ``ports`` ended: the ports where its steps' groups
-    are counted are those, and no load of theirs has moved since."""
+    """A recorded fill of class ``c`` over ``ports`` ended: no load of its steps has moved
+    since."""
     if g.tier_weight.shape[1]:
         for i in range(m):
-            g.tier_ports[c, i] = ports[i]
             g.tier_moved[c, ports[i]] = False
-        g.class_n_tier[c] = m
 
 
 @kernel(inline="always")
 def worth_relevelling(g, c, resume, m):
     """Whether relevelling class ``c``'s recorded fill from step ``resume`` over ``m`` ports
-    costs less than resuming it: a pass over every step's flows per port against the
-    groups frozen from ``resume`` on (:data:`RELEVEL_GAIN`)."""
+    costs less than resuming it: a pass over every step's ports, and over the ``m``, against
+    the groups frozen from ``resume`` on (:data:`RELEVEL_GAIN`)."""
     n_steps = g.class_steps[c]
     if not g.tier_weight.shape[1] or n_steps == 0:
         return False
     late = g.step_frozen[c, n_steps - 1] - (g.step_frozen[c, resume - 1] if resume > 0 else 0)
-    return late * RELEVEL_GAIN > n_steps * m
+    cells = m
+    for k in range(n_steps):
+        cells += g.tier_n_row[c, k]
+    return late * RELEVEL_GAIN > cells
 
 
 @kernel
@@ -88,7 +90,8 @@ def relevel(g, s, f, ports, c, now, resume, rtol):
     their usage before in ``s.before``) their usage; if not, or if the freeze list is
     broken (a freed group's number went to another class), the caller fills as before.
 
-    The steps' loads are added to the ports row by row (``tier_weight[c, step]``), so a
+    The steps' loads are added to the ports row by row (``tier_weight[c, step]`` at the
+    ports in ``tier_row``), so a
     step's bottleneck carries the loads of the steps before it when its level is worked
     out, and ``s.highest`` the highest level among them. Only what changed is worked out
     again: a step's level if its port's load moved (``moved``: a flow of the steps left
@@ -113,7 +116,7 @@ def relevel(g, s, f, ports, c, now, resume, rtol):
                 if level[k] < s.highest[p]:  # a group of an earlier step would get more than this bottleneck's
                     return False
         moves = level[k] != g.step_level[c, k]
-        for p in ports:
+        for p in g.tier_row[c, k, :g.tier_n_row[c, k]]:
             if w[k, p]:
                 s.total[p] += level[k] * w[k, p]
                 s.highest[p] = max(s.highest[p], level[k])

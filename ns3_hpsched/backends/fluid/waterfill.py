@@ -394,9 +394,10 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
     n_frozen = g.step_frozen[c, step - 1] if step > 0 else 0
     tiers = record and g.tier_weight.shape[1] > 0
     if tiers:  # the steps to redo freeze their groups anew
-        for q in g.tier_ports[c, :g.class_n_tier[c]]:
-            for k in range(step, g.class_steps[c]):
+        for k in range(step, g.class_steps[c]):
+            for q in g.tier_row[c, k, :g.tier_n_row[c, k]]:
                 g.tier_weight[c, k, q] = 0
+            g.tier_n_row[c, k] = 0
     if step > 0:
         soonest_before(g, c, step)
     while size:
@@ -429,6 +430,9 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
                     for q in g.path[grp]:
                         if q < 0:
                             break
+                        if g.tier_weight[c, step, q] == 0:
+                            g.tier_row[c, step, g.tier_n_row[c, step]] = q
+                            g.tier_n_row[c, step] += 1
                         g.tier_weight[c, step, q] += g.weight[grp]
             h = g.hop_next[h]
         s.residual[p], s.count[p] = 0.0, 0
