@@ -32,12 +32,24 @@ step's flows cross, so it is tried only where the groups to freeze again would c
 (:data:`RELEVEL_GAIN`).
 
 Measured on the whole FB trace (fluid, this machine; runs alternated with the code before
-in one script, median of the after/before CPU-time ratios): ``fair`` 0.92 (3 pairs, 0.83-0.96),
-``aalo`` 0.93, ``fifo-lm`` 0.96, ``sincronia`` 0.97 (2 pairs each), with the same
-allocations and average CCT to 9 digits (results move by round-off only: at most 5e-14
-relative on the first 100 coflows; the shipped fluid scenarios are identical). The gain
-is bounded by the fills still done whole: flows joining (a coflow arriving) and records
-left out of order.
+in one script, median of the after/before CPU-time ratios), with the same allocations and
+average CCT to 9 digits (results move by round-off only: at most 7e-16 relative on the
+first 100 coflows; the shipped fluid scenarios are identical):
+
+* relevelling, against refilling: ``fair`` 0.92 (3 pairs, 0.83-0.96), ``aalo`` 0.93,
+  ``fifo-lm`` 0.96, ``sincronia`` 0.97 (2 pairs each);
+* then resuming records out of order at a split, leaving the groups of steps that stand,
+  and passing over each step's own ports (45k to 18k (step, port) cells per relevel under
+  ``fair``): ``fair`` 0.82 (4 pairs, 0.80-0.90; 9.4-11.0 s), ``fifo-lm`` 0.86 (2 pairs;
+  14.5-15.0 s), ``sincronia`` 0.96 (2 pairs; 31.5-31.8 s), ``aalo`` 1.01 (4 pairs,
+  0.91-1.06; 42-47 s). Under ``fair`` the fills done whole fell from 4,793 to about 700
+  of 57,951.
+
+What ``aalo`` and ``sincronia`` still fill whole is mostly their lowest class after a
+port filled or freed for it (43,512 and 47,673 fills) and the classes too sparse to
+record (36,443 under ``aalo``). Handling a port filling up as its groups leaving the
+record converted under 2,000 of those fills and saved nothing measurable, so it was left
+out; a port freeing opens groups the record does not hold.
 """
 
 from __future__ import annotations
