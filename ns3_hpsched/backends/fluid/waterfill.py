@@ -111,9 +111,9 @@ class Scratch(NamedTuple):
     seen: np.ndarray       #: the fill's stamp on the ports it gives a rate, minus it on those its last one did
     before: np.ndarray     #: a port's value before it is worked out again (a class's usage; explicit rates)
     level: np.ndarray      #: a relevelled fill's levels, per step
-    kept: np.ndarray       #: and whether a step kept its level and its groups (nothing to refreeze)
     total: np.ndarray      #: the load they put on each port
     highest: np.ndarray    #: and the highest of them on each port
+    kept: np.ndarray       #: whether a relevelled step kept its level and its groups (nothing to refreeze)
 
 
 #: Columns of :attr:`Scratch.round`: the smallest share of the groups crossing the port,
@@ -127,8 +127,8 @@ def scratch(n_ports: int) -> Scratch:
     ints, floats = np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports)
     return Scratch(residual=floats.copy(), count=ints.copy(), key=floats.copy(), heap=ints.copy(),
                    round=np.zeros((n_ports, 2)), flipped=np.zeros(n_ports + 1, dtype=np.int64), ports=ints.copy(),
-                   seen=ints.copy(), before=floats.copy(), level=floats.copy(), kept=np.zeros(n_ports, dtype=np.bool_),
-                   total=floats.copy(), highest=floats.copy())
+                   seen=ints.copy(), before=floats.copy(), level=floats.copy(), total=floats.copy(),
+                   highest=floats.copy(), kept=np.zeros(n_ports, dtype=np.bool_))
 
 
 @kernel
