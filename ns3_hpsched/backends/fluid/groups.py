@@ -133,14 +133,14 @@ class Groups(NamedTuple):
     stale_ports: np.ndarray   #: (class, k) -> the k-th of its stale ports
     class_n_stale: np.ndarray  #: class -> how many ``stale_ports`` it has
     step_last: np.ndarray     #: (class, step) -> the last group the recorded fill froze by that step
-    step_earliest: np.ndarray  #: (class, step, 0 / 1) -> the earliest ``finish_at`` / ``done_at`` of the groups that step froze
+    step_earliest: np.ndarray  #: (class, step, 0 / 1) -> earliest ``finish_at`` / ``done_at`` of the step's groups
     step_frozen: np.ndarray   #: (class, step) -> the groups the recorded fill froze by that step
     class_resume: np.ndarray  #: class -> the first step its next fill must redo (-1: all; its step count: none)
     class_steps: np.ndarray   #: class -> the steps of its last recorded fill
     step_port: np.ndarray     #: (class, step) -> the bottleneck of that step
     step_level: np.ndarray    #: (class, step) -> the level its groups froze at
     tier_weight: np.ndarray   #: (class, step, port) -> flows the step froze that cross the port (empty past TIER_PORTS)
-    tier_row: np.ndarray      #: (class, step, k) -> the k-th port the step's flows cross (``tier_weight`` > 0 when recorded)
+    tier_row: np.ndarray      #: (class, step, k) -> the k-th port the step's flows crossed when recorded
     tier_n_row: np.ndarray    #: (class, step) -> how many ``tier_row`` it has
     tier_moved: np.ndarray    #: (class, port) -> a flow of its recorded fill's steps left the port since
     freeze_head: np.ndarray   #: class -> the first group of its freeze list (-1: none)

@@ -104,12 +104,12 @@ def relevel(g, s, f, ports, c, now, resume, rtol):
 
     The steps' loads are added to the ports row by row (``tier_weight[c, step]`` at the
     ports in ``tier_row``), so a step's bottleneck carries the loads of the steps before it
-    when its level is worked out, and ``s.highest`` the highest level among them. Only what changed is worked out
-    again: a step's level if its port's load moved (``moved``: a flow of the steps left
-    it, or a step crossing it got another level), a port's usage if it moved; the rest
-    keep their values bit for bit, as a resumed fill's would, and a step whose level was
-    not worked out again (``s.kept``) lost no flow either, so its groups are left as they
-    are (most of them: their rates and finish times stand)."""
+    when its level is worked out, and ``s.highest`` the highest level among them. Only what
+    changed is worked out again: a step's level if its port's load moved (``moved``: a flow
+    of the steps left it, or a step crossing it got another level), a port's usage if it
+    moved; the rest keep their values bit for bit, as a resumed fill's would. A step whose
+    level was not worked out again (``s.kept``) lost no flow either, so its groups, most of
+    a relevel's, are left as they are: their rates and finish times stand."""
     w = g.tier_weight[c]
     n_steps = g.class_steps[c]
     level = s.level
