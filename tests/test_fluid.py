@@ -113,6 +113,21 @@ def test_flow_with_explicit_rate_finishing_frees_its_capacity():
     assert done == {1: pytest.approx(1e-3), 2: pytest.approx(1.5e-3)}
 
 
+def test_flows_whose_explicit_rates_fill_a_port_send_at_them_until_room_opens():
+    """Explicit rates that fill the bottleneck (as MADD's do) leave their class no room there,
+    yet their flows send at them; a starved class-2 flow waits for both."""
+    backend = FluidBackend(dumbbell(rate_bps=C), latency=False)
+    backend.at(0.0, lambda: backend.set_rates({1: C / 2, 2: C / 2}))
+    backend.at(0.25e-3, lambda: backend.set_rates({1: C / 4, 2: 3 * C / 4}))
+    done = _run(backend, [FlowStart(1, 0, 2, 500_000, priority=1), FlowStart(2, 1, 3, 1_000_000, priority=1),
+                          FlowStart(3, 0, 3, 1_000_000, priority=2)])
+    # By 0.25 ms each sent 125 kB at 0.5 byte/ns. Then flow 2 (0.75 byte/ns) ends at 1.41667 ms,
+    # flow 1 having sent 125 kB + 0.25 * 1.16667e6 ns; its last 83.3 kB take the whole link
+    # (its rate plus the room flow 2 left): 1.5 ms. Flow 3 then sends its 1 MB alone: 2.5 ms.
+    assert done == {2: pytest.approx(0.25e-3 + 875_000 / 0.75 * 1e-9), 1: pytest.approx(1.5e-3),
+                    3: pytest.approx(2.5e-3)}
+
+
 def test_watch_coflow_fires_at_the_exact_crossing_time():
     """A coflow paused by a class-0 flow crosses its threshold when the piecewise-linear bytes say."""
     backend = FluidBackend(dumbbell(rate_bps=C), latency=False)

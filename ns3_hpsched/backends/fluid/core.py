@@ -41,8 +41,8 @@ from ...transports.base import flow_delivery_s
 from .coflows import (Coflows, coflow_sent, flow_finished, flow_moved, next_crossing, pop_crossed, rates_moved,
                       update_crossings)
 from .flows import ACTIVE, DONE, FINISH_RTOL, N_PENDING, NEXT, SEQ, Flows
-from .groups import (N_LIVE, N_OPEN, PARKED_DUE, Groups, bytes_sent, group_for, join, leave, stale_below,
-                     tally_groups)
+from .groups import (N_LIVE, N_OPEN, PARKED_DUE, Groups, bytes_sent, group_for, join, leave, parked_times,
+                     refresh_parked, stale_below, tally_groups)
 from .kernel import kernel
 from .waterfill import Scratch, refill
 
@@ -175,6 +175,8 @@ def _join(c, r, remaining):
     given = f.given_bps[r]
     grp = group_for(c.g, f.route_path, f.route[r], f.klass[r], given > 0, given)
     join(c.g, grp, r, remaining, f.level, f.member_next, f.member_prev, f.group)
+    if c.g.alone[grp] and c.g.blocked[grp]:  # sends at its explicit rate, with no fill to time it
+        parked_times(c.g, grp, c.clock[NOW], f.level, f.size, f.member_next, FINISH_RTOL)
     flow_moved(c.m, f, r)
 
 
@@ -255,7 +257,8 @@ def _allocate(c):
     c.loop[CHANGED_CLASS] = c.loop[N_CLASSES]
     c.loop[ALLOCATIONS] += 1
     c.loop[ACTIVE_SUM] += c.loop[N_ACTIVE]
-    c.clock[NEXT_FINISH] = c.clock[NEXT_DONE] = np.inf
+    refresh_parked(c.g)
+    c.clock[NEXT_FINISH], c.clock[NEXT_DONE] = c.g.parked_soonest[0], c.g.parked_soonest[1]
     for k in range(c.loop[N_CLASSES]):  # classes above top kept their groups' times
         c.clock[NEXT_FINISH] = min(c.clock[NEXT_FINISH], c.g.class_soonest[k, 0])
         c.clock[NEXT_DONE] = min(c.clock[NEXT_DONE], c.g.class_soonest[k, 1])
@@ -327,10 +330,10 @@ def _collect_done(c, t):
     A due group's first member is done (it is within :data:`FINISH_RTOL` of its size of
     done), and so is every member whose level is no further than that member's, or
     within :data:`FINISH_RTOL` of its size (round-off of the clock would otherwise leave
-    crumbs). Only open groups are due, unless a group was parked done (its first member
-    within :data:`FINISH_RTOL` of its size; ``counts[PARKED_DUE]``): then every live group
-    is looked at, and such a group's members left send nothing from now on, so it is due
-    no more (the fills skip it).
+    crumbs). Only groups whose clocks move (``opened``) are due, unless a group was parked
+    done (its first member within :data:`FINISH_RTOL` of its size; ``counts[PARKED_DUE]``):
+    then every live group is looked at, and such a group's members left send nothing from
+    now on, so it is due no more (the fills skip it).
     """
     f, g = c.f, c.g
     n = 0

@@ -26,13 +26,17 @@ per event only what costs the number of groups, never of flows:
   ``open_weight``, so water-filling never visits it. ``blocked`` counts the full ports
   of a group's route; a group is parked while it is non-zero. Under strict priority most
   groups of the low classes are parked (70% of them at load 0.5 on a k=16 fat-tree), so
-  a fill costs the groups that can send, not the ones starved. A group holding an
-  explicit rate is never parked (its rate is not 0).
+  a fill costs the groups that can send, not the ones starved.
+* **Explicit rates.** A flow holding an explicit rate (Varys' MADD) gets a group of its
+  own (``alone``): its rate is its explicit rate plus its group's fill. Such a group is
+  parked like any other where its class has no room (its fill is 0 then), but it goes
+  on sending at its explicit rate: it stays among the groups whose clocks move
+  (``opened``), and the earliest finish times of all such groups are kept apart
+  (``parked_soonest``), since no fill visits them. MADD leaves every flow crossing a
+  saturated port, so under Varys most of them are parked between decisions.
 
-A flow holding an explicit rate (Varys' MADD) gets a group of its own (``alone``): its
-rate is its explicit rate plus its group's fill. Group numbers are reused once a group
-empties; the live ones are ``live[:counts[N_LIVE]]``, the open ones (not parked, below)
-``opened[:counts[N_OPEN]]``. Hop ``j`` of group ``g`` is port
+Group numbers are reused once a group empties; the live ones are ``live[:counts[N_LIVE]]``,
+the ones whose clocks move (open, or parked with an explicit rate) ``opened[:counts[N_OPEN]]``. Hop ``j`` of group ``g`` is port
 ``path[g, j]`` and entry ``g * width + j`` of the port lists (``width``: hops of the
 longest route). Each group keeps its own copy of its route's ports: live groups reuse low
 numbers, so water-filling reads their ports from a table the size of the active groups
@@ -49,15 +53,16 @@ from .flows import ACTIVE
 from .kernel import kernel
 
 __all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "N_RESUMED",
-           "N_RELEVELED", "TIER_PORTS", "push_front", "unlink", "set_full",
-           "stale_room", "stale_below"]
+           "N_RELEVELED", "PARKED_STALE", "TIER_PORTS", "push_front", "unlink", "set_full",
+           "parked_times", "refresh_parked", "stale_room", "stale_below"]
 
 #: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class
 #: fill), open groups, whether a group was parked done (within the finish tolerance of its size)
 #: since the last collection of finished flows, and groups whose rate changed since the coflow
-#: meter last looked (``rerated[:counts[N_RERATED]]``), fills that resumed a recorded one, and fills
-#: that only worked out its levels again (:mod:`.waterfill`).
-N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED, N_RESUMED, N_RELEVELED = range(8)
+#: meter last looked (``rerated[:counts[N_RERATED]]``), fills that resumed a recorded one, fills
+#: that only worked out its levels again (:mod:`.waterfill`), and whether a parked group with an
+#: explicit rate was unparked or freed since ``parked_soonest`` was last worked out.
+N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED, N_RESUMED, N_RELEVELED, PARKED_STALE = range(9)
 
 #: Networks of at most this many ports keep, per class, the flows each step of its recorded
 #: fill froze on every port (``tier_weight``: classes x ports x ports, as floats, 2 MB per class
@@ -99,9 +104,9 @@ class Groups(NamedTuple):
     unfrozen: np.ndarray      #: water-filling's list of the groups of a class not frozen yet
     class_next: np.ndarray    #: the per-class lists of open (not parked) groups
     class_prev: np.ndarray
-    blocked: np.ndarray       #: full ports on the group's route (parked while > 0; 0 for ``alone`` ones)
-    opened: np.ndarray        #: the open groups (the ones whose clocks move)
-    open_pos: np.ndarray      #: position in ``opened`` (-1: parked or free)
+    blocked: np.ndarray       #: full ports on the group's route (parked while > 0)
+    opened: np.ndarray        #: the groups whose clocks move: open ones, and parked ``alone`` ones
+    open_pos: np.ndarray      #: position in ``opened`` (-1: parked without an explicit rate, or free)
     rerated: np.ndarray       #: the groups whose rate changed since the coflow meter last looked
     is_rerated: np.ndarray    #: whether a group is in ``rerated``
     step: np.ndarray          #: the step of its class's last recorded fill that froze it (see :mod:`.waterfill`)
@@ -122,6 +127,7 @@ class Groups(NamedTuple):
     class_ports: np.ndarray   #: (class, k) -> the k-th port the class uses
     class_n_ports: np.ndarray
     class_soonest: np.ndarray  #: (class, 0): its groups' earliest ``finish_at``, (class, 1): ``done_at``
+    parked_soonest: np.ndarray  #: the same over the parked ``alone`` groups (no fill visits them)
     class_dirty: np.ndarray    #: 1 if the class's groups changed since its last fill
     class_pos: np.ndarray     #: (port, class) -> position in class_ports (-1: not used)
     class_crossings: np.ndarray  #: class -> its flows' hops (``port_weight`` summed over its ports)
@@ -167,7 +173,7 @@ class GroupTable:
         self.hop_next = np.full(capacity * width, -1, dtype=np.int64)
         self.hop_prev = np.full(capacity * width, -1, dtype=np.int64)
         self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
-        self.counts = np.array([0, capacity, 0, 0, 0, 0, 0, 0], dtype=np.int64)
+        self.counts = np.array([0, capacity, 0, 0, 0, 0, 0, 0, 0], dtype=np.int64)
         self.slot = np.full(n_classes, -1, dtype=np.int64)
         self.class_head = np.full(n_classes, -1, dtype=np.int64)
         self.port_head = np.full((n_ports, n_classes), -1, dtype=np.int64)
@@ -178,6 +184,7 @@ class GroupTable:
         self.class_ports = np.zeros((n_classes, n_ports), dtype=np.int64)
         self.class_n_ports = np.zeros(n_classes, dtype=np.int64)
         self.class_soonest = np.full((n_classes, 2), np.inf)
+        self.parked_soonest = np.full(2, np.inf)
         self.class_dirty = np.zeros(n_classes, dtype=np.int64)
         self.class_pos = np.full((n_ports, n_classes), -1, dtype=np.int64)
         self.class_crossings = np.zeros(n_classes, dtype=np.int64)
@@ -298,11 +305,12 @@ def group_for(g, route_path, route, klass, alone, given):
     blocked = 0
     for j in range(g.path.shape[1]):
         g.path[grp, j] = row[j] if j < len(row) else -1
-        if j < len(row) and row[j] >= 0 and not alone:
+        if j < len(row) and row[j] >= 0:
             blocked += g.full[row[j], klass]
     g.blocked[grp] = blocked
     if not blocked:
         g.class_head[klass] = push_front(g.class_next, g.class_prev, g.class_head[klass], grp)
+    if not blocked or alone:
         _set_add(g.opened, g.open_pos, g.counts, N_OPEN, grp)
     _link_hops(g, grp)
     return grp
@@ -419,6 +427,9 @@ def _free(g, grp):
         g.slot[g.route[grp] * g.port_head.shape[1] + c] = -1
     if not g.blocked[grp]:
         g.class_head[c] = unlink(g.class_next, g.class_prev, g.class_head[c], grp)
+    elif g.alone[grp]:
+        g.counts[PARKED_STALE] = 1
+    if g.open_pos[grp] >= 0:
         _set_remove(g.opened, g.open_pos, g.counts, N_OPEN, grp)
     _set_remove(g.live, g.live_pos, g.counts, N_LIVE, grp)
     g.free[g.counts[N_FREE]] = grp
@@ -454,8 +465,9 @@ def _unlink_hops(g, grp, heads):
 @kernel
 def set_full(g, p, c, full, now, level, size, member_next, rtol):
     """Port ``p`` becomes ``full`` (or no longer) for class ``c``: the class's groups crossing
-    it are parked or unparked (module docstring). A group parked gets rate 0 and its finish
-    times at it (the clocks tallied to ``now``); one unparked is open for the class's fill."""
+    it are parked or unparked (module docstring). A group parked gets fill 0 and its finish
+    times at its rate then (0, or its explicit rate; the clocks tallied to ``now``); one
+    unparked is open for the class's fill."""
     g.full[p, c] = full
     width = g.path.shape[1]
     h = g.park_head[p, c]
@@ -469,28 +481,62 @@ def set_full(g, p, c, full, now, level, size, member_next, rtol):
     h = g.port_head[p, c]
     while h >= 0:
         grp, h = h // width, g.hop_next[h]
-        if not g.alone[grp]:
-            g.blocked[grp] = 1
-            _move(g, grp, True)
-            g.fill[grp] = 0.0
-            finish_time(g, grp, now, level, size, member_next, rtol)
-            if g.done_at[grp] <= now:
-                g.counts[PARKED_DUE] = 1
+        g.blocked[grp] = 1
+        _move(g, grp, True)
+        parked_times(g, grp, now, level, size, member_next, rtol)
+
+
+@kernel
+def parked_times(g, grp, now, level, size, member_next, rtol):
+    """Group ``grp`` was just parked: fill 0, and its finish times for what it still sends
+    (nothing, or its explicit rate; the clocks tallied to ``now``). One done already is
+    collected at the next step (``PARKED_DUE``); one with an explicit rate counts in
+    ``parked_soonest``, since no fill visits it."""
+    g.fill[grp] = 0.0
+    finish_time(g, grp, now, level, size, member_next, rtol)
+    if g.done_at[grp] <= now:
+        g.counts[PARKED_DUE] = 1
+    if g.alone[grp]:
+        _fold_parked(g, grp)
+
+
+@kernel(inline="always")
+def _fold_parked(g, grp):
+    """Parked ``alone`` group ``grp``'s finish times into ``parked_soonest``."""
+    g.parked_soonest[0] = min(g.parked_soonest[0], g.finish_at[grp])
+    g.parked_soonest[1] = min(g.parked_soonest[1], g.done_at[grp])
+
+
+@kernel
+def refresh_parked(g):
+    """Work ``parked_soonest`` out again if a parked group with an explicit rate was
+    unparked or freed since (its times may have been the earliest)."""
+    if not g.counts[PARKED_STALE]:
+        return
+    g.counts[PARKED_STALE] = 0
+    g.parked_soonest[0] = g.parked_soonest[1] = np.inf
+    for grp in g.opened[:g.counts[N_OPEN]]:
+        if g.blocked[grp]:
+            _fold_parked(g, grp)
 
 
 @kernel
 def _move(g, grp, park):
     """Park an open group (``park``) or open a parked one: its hops, class list and open weight
-    move with it (``blocked`` is already set)."""
+    move with it (``blocked`` is already set). An ``alone`` group's clock moves either way."""
     c = g.klass[grp]
     _unlink_hops(g, grp, g.port_head if park else g.park_head)
     _link_hops(g, grp)
     if park:
         g.class_head[c] = unlink(g.class_next, g.class_prev, g.class_head[c], grp)
-        _set_remove(g.opened, g.open_pos, g.counts, N_OPEN, grp)
+        if not g.alone[grp]:
+            _set_remove(g.opened, g.open_pos, g.counts, N_OPEN, grp)
     else:
         g.class_head[c] = push_front(g.class_next, g.class_prev, g.class_head[c], grp)
-        _set_add(g.opened, g.open_pos, g.counts, N_OPEN, grp)
+        if not g.alone[grp]:
+            _set_add(g.opened, g.open_pos, g.counts, N_OPEN, grp)
+        else:
+            g.counts[PARKED_STALE] = 1
     delta = -g.weight[grp] if park else g.weight[grp]
     for p in g.path[grp]:
         if p < 0:
@@ -517,8 +563,8 @@ def _set_remove(members, pos, counts, k, grp):
 
 @kernel
 def tally_groups(g, dt):
-    """Advance every open group's clock by ``dt`` seconds at its flows' rate (a parked
-    group sends nothing)."""
+    """Advance the clock of every group that sends (``opened``) by ``dt`` seconds at its
+    flows' rate (a parked group sends nothing, or its explicit rate)."""
     for i in range(g.counts[N_OPEN]):
         grp = g.opened[i]
         g.clock[grp] += (g.given[grp] + g.fill[grp]) * dt / 8
