@@ -73,6 +73,29 @@ def test_set_priority_mid_flow_swaps_who_is_served():
     assert done == {2: pytest.approx(1.5e-3), 1: pytest.approx(2e-3)}
 
 
+def test_two_classes_swapped_past_one_that_stays_give_it_its_new_room():
+    """Flows A (host 0 -> 1, class 0), B (0 -> 3, class 1) and C (2 -> 1, class 2) on a big
+    switch: A takes host 0's uplink and host 1's downlink, so B and C wait. Swapping A's and
+    C's classes at 0.5 ms (each class moves whole) puts C on top, and B, whose uplink A no
+    longer holds, gets line rate beside it: both end 1 ms later; A's last 0.5 MB follow."""
+    backend = FluidBackend(big_switch(4, rate_bps=C), n_classes=4, latency=False)
+    swap = [(5e-4, lambda: backend.set_priorities(np.array([1, 3]), np.array([2, 0])))]
+    done = _run(backend, [FlowStart(1, 0, 1, 1_000_000, priority=0), FlowStart(2, 0, 3, 1_000_000, priority=1),
+                          FlowStart(3, 2, 1, 1_000_000, priority=2)], at=swap)
+    assert done == {3: pytest.approx(1.5e-3), 2: pytest.approx(1.5e-3), 1: pytest.approx(2e-3)}
+
+
+def test_a_flow_named_twice_moves_alone_not_its_class():
+    """Two class-1 flows share the bottleneck; naming one of them twice moves only it (the
+    count of names equals the class's flows, yet one was never named): it takes the link."""
+    backend = FluidBackend(dumbbell(rate_bps=C), latency=False)
+    move = [(5e-4, lambda: backend.set_priorities(np.array([1, 1]), np.array([0, 0])))]
+    done = _run(backend, [FlowStart(1, 0, 2, 1_000_000, priority=1), FlowStart(2, 1, 3, 1_000_000, priority=1)],
+                at=move)
+    # each sent 0.25 MB by 0.5 ms; flow 1's 0.75 MB then take 0.75 ms, and flow 2's follow.
+    assert done == {1: pytest.approx(1.25e-3), 2: pytest.approx(2e-3)}
+
+
 # The worked oracle of SCHEDULERS.md on a 2x2 big switch (capacity 1 unit/s per port):
 # C1: in1->out1 size 3; C2: in2->out2 size 5; C3: in1->out1 size 4 and in2->out2 size 1.
 # Hosts 0, 1 send (in1, in2) and hosts 2, 3 receive (out1, out2); one unit = 1 MB.

@@ -7,8 +7,9 @@ import numpy as np
 
 from ns3_hpsched.backends.base import FlowStart
 from ns3_hpsched.backends.fluid import FluidBackend
-from ns3_hpsched.backends.fluid.groups import N_OPEN, GroupTable, group_for
+from ns3_hpsched.backends.fluid.groups import N_CLASS_MOVES, N_OPEN, PARKED_STALE, GroupTable, group_for
 from ns3_hpsched.backends.fluid.waterfill import RESIDUAL_RTOL
+from ns3_hpsched.sched.allocator import max_min_allocate
 from ns3_hpsched.topology import big_switch, fat_tree
 
 
@@ -53,19 +54,37 @@ def _open_weights(table: GroupTable) -> np.ndarray:
 
 
 def _check_parking(table: GroupTable) -> int:
-    """Assert the parking books (module docstring of ``groups``) hold; return how many groups are parked."""
+    """Assert the parking books (module docstring of ``groups``) hold; return how many groups
+    are parked. A parked group with an explicit rate still sends: its clock moves, and the
+    earliest of such groups' finish times is ``parked_soonest``."""
     live = table.live_groups().tolist()
     parked = [grp for grp in live if table.blocked[grp] > 0]
-    assert sorted(table.opened[:table.counts[N_OPEN]].tolist()) == sorted(set(live) - set(parked))
+    sending = set(live) - {grp for grp in parked if not table.alone[grp]}
+    assert sorted(table.opened[:table.counts[N_OPEN]].tolist()) == sorted(sending)
     np.testing.assert_array_equal(table.open_weight, _open_weights(table))
     for grp in live:
         ports = table.path[grp][table.path[grp] >= 0].tolist()
         klass = int(table.klass[grp])
-        assert table.blocked[grp] == (0 if table.alone[grp] else table.full[ports, klass].sum())
+        assert table.blocked[grp] == table.full[ports, klass].sum()
         assert all((grp in _listed(table, port, klass)) == (grp not in parked) for port in ports)
         if grp in parked:
             assert table.fill[grp] == 0.0
+    given_parked = [grp for grp in parked if table.alone[grp]]
+    if given_parked and not table.counts[PARKED_STALE]:
+        assert table.parked_soonest[0] == min(table.finish_at[given_parked])
     return len(parked)
+
+
+def _check_slots(backend: FluidBackend) -> None:
+    """Assert each live group without an explicit rate is the one of its (route, class), and
+    every active flow is in its group's class."""
+    table, flows = backend._groups, backend._flows
+    n_classes = table.port_head.shape[1]
+    for grp in table.live_groups().tolist():
+        if not table.alone[grp]:
+            assert table.slot[table.route[grp] * n_classes + table.klass[grp]] == grp
+    active = flows.active_recs()
+    np.testing.assert_array_equal(flows.klass[active], table.klass[flows.group[active]])
 
 
 def _check_rooms(backend: FluidBackend) -> None:
@@ -120,3 +139,87 @@ def test_parking_and_room_books_hold_through_a_random_run():
         backend.at(float(rng.uniform(1e-3, 3e-3)), lambda f=fid, c=int(rng.integers(0, 3)): backend.set_priority(f, c))
     backend.run()
     assert max(parked) > 10 and parked[-1] == 0
+
+
+def test_coflow_orders_moving_whole_classes_keep_the_books_and_the_allocators_rates():
+    """Decisions as ``aalo`` and ``sincronia`` make them: each coflow its own class, in an order
+    that keeps its coflows' places as the ones ahead finish (so classes move up whole), sends
+    one to the back (a cycle of classes) or shuffles them, the coflows past the last class
+    sharing it; now and then a flow is named twice (the last naming counts), and two flows
+    from one host hold half the line each, filling its uplink (their groups park but send).
+    After every allocation the books hold, every flow is in the class named last, and the
+    rates are the allocator's from scratch; classes moved whole on the way."""
+    rng = np.random.default_rng(7)
+    C, n_classes = 8e9, 4
+    topo = fat_tree(4, rate_bps=C)
+    backend = FluidBackend(topo, n_classes=n_classes, latency=False)
+    coflows, paths, named, left = {}, {}, {}, {}
+    order, parked_given = [], []
+
+    def decide():
+        live = [k for k in order if left[k]]
+        choice = rng.random()
+        if choice < 0.2 and live:
+            live.append(live.pop(int(rng.integers(len(live)))))
+        elif choice < 0.35:
+            live = [live[i] for i in rng.permutation(len(live))]
+        order[:] = live
+        ids = [fid for k in live for fid in coflows[k]]
+        classes = [min(pos, n_classes - 1) for pos, k in enumerate(live) for _ in coflows[k]]
+        if ids and rng.random() < 0.1:
+            ids.append(ids[0])
+            classes.append(int(rng.integers(n_classes)))
+        backend.set_priorities(np.array(ids, dtype=np.int64), np.array(classes, dtype=np.int64))
+        named.update(zip(ids, classes))
+        sending = [fid for k in live for fid in coflows[k] if fid in named and fid not in done]
+        by_host = {}
+        for fid in sending:
+            by_host.setdefault(flows[fid].src, []).append(fid)
+        pairs = [fids[:2] for fids in by_host.values() if len(fids) >= 2]
+        given = {}
+        if pairs and rng.random() < 0.5:
+            given = dict.fromkeys(pairs[int(rng.integers(len(pairs)))], C / 2)
+        backend.set_rates(given)
+
+    def arrive(k):
+        for fid in coflows[k]:
+            backend.start_flow(flows[fid])
+            named[fid] = flows[fid].priority
+        order.insert(int(rng.integers(len(order) + 1)), k)
+        decide()
+
+    done = set()
+
+    def flow_done(fid, t):
+        done.add(fid)
+        k = fid // 4
+        left[k] -= 1
+        if left[k] == 0:
+            backend.at(t, decide)
+
+    def check(alloc):
+        table = backend._groups
+        _check_parking(table)
+        _check_rooms(backend)
+        _check_slots(backend)
+        parked_given.append(int((table.alone & (table.blocked > 0))[table.live_groups()].sum()))
+        assert alloc.classes.tolist() == [named[fid] for fid in alloc.flow_ids.tolist()]
+        given = backend._flows.given_bps[backend._flows.records(alloc.flow_ids)]
+        scratch = max_min_allocate([paths[fid] for fid in alloc.flow_ids.tolist()], alloc.classes,
+                                   topo.port_capacity_bps, given_rate=given)
+        np.testing.assert_allclose(alloc.rates_bps, scratch, rtol=1e-9, atol=1e-3)
+
+    flows = []
+    for k in range(30):
+        coflows[k], left[k] = list(range(4 * k, 4 * k + 4)), 4
+        for fid in coflows[k]:
+            src, dst = rng.choice(topo.n_hosts, size=2, replace=False)
+            flows.append(FlowStart(fid, int(src), int(dst), int(rng.integers(10_000, 2_000_000)),
+                                   n_classes - 1, k))
+            paths[fid] = topo.flow_path(fid, int(src), int(dst))
+        backend.at(float(rng.uniform(0, 3e-3)), lambda k=k: arrive(k))
+    backend.on_allocate = check
+    backend.on_flow_done = flow_done
+    backend.run()
+    assert done == set(paths)
+    assert backend._groups.counts[N_CLASS_MOVES] > 20 and max(parked_given) > 0

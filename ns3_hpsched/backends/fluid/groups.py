@@ -32,13 +32,19 @@ per event only what costs the number of groups, never of flows:
   parked like any other where its class has no room (its fill is 0 then), but it goes
   on sending at its explicit rate: it stays among the groups whose clocks move
   (``opened``), and the earliest finish times of all such groups are kept apart
-  (``parked_soonest``), since no fill visits them. MADD leaves every flow crossing a
-  saturated port, so under Varys most of them are parked between decisions.
+  (``parked_soonest``), since no fill visits them. Right after a decision MADD leaves
+  every flow crossing a saturated port; the room flows free as they finish unparks
+  groups again until the next one.
+
+A decision moving all of a class's flows to a class that has none (the coflows behind one
+that finished moving up, under policies that give each coflow a class) moves the class
+whole (:func:`move_class`): its lists and weights swap places with the empty class's and
+its groups are relabelled, where moving its flows one by one costs a leave and a join each.
 
 Group numbers are reused once a group empties; the live ones are ``live[:counts[N_LIVE]]``,
-the ones whose clocks move (open, or parked with an explicit rate) ``opened[:counts[N_OPEN]]``. Hop ``j`` of group ``g`` is port
-``path[g, j]`` and entry ``g * width + j`` of the port lists (``width``: hops of the
-longest route). Each group keeps its own copy of its route's ports: live groups reuse low
+the ones whose clocks move (open, or parked with an explicit rate)
+``opened[:counts[N_OPEN]]``. Hop ``j`` of group ``g`` is port ``path[g, j]`` and entry
+``g * width + j`` of the port lists (``width``: hops of the longest route). Each group keeps its own copy of its route's ports: live groups reuse low
 numbers, so water-filling reads their ports from a table the size of the active groups
 rather than from the route table, which grows with every flow ever started.
 """
@@ -53,16 +59,17 @@ from .flows import ACTIVE
 from .kernel import kernel
 
 __all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "N_RESUMED",
-           "N_RELEVELED", "PARKED_STALE", "TIER_PORTS", "push_front", "unlink", "set_full",
-           "parked_times", "refresh_parked", "stale_room", "stale_below"]
+           "N_RELEVELED", "PARKED_STALE", "N_CLASS_MOVES", "TIER_PORTS", "push_front", "unlink", "set_full",
+           "move_class", "parked_times", "refresh_parked", "stale_room", "stale_below"]
 
 #: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class
 #: fill), open groups, whether a group was parked done (within the finish tolerance of its size)
 #: since the last collection of finished flows, and groups whose rate changed since the coflow
 #: meter last looked (``rerated[:counts[N_RERATED]]``), fills that resumed a recorded one, fills
-#: that only worked out its levels again (:mod:`.waterfill`), and whether a parked group with an
-#: explicit rate was unparked or freed since ``parked_soonest`` was last worked out.
-N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED, N_RESUMED, N_RELEVELED, PARKED_STALE = range(9)
+#: that only worked out its levels again (:mod:`.waterfill`), whether a parked group with an
+#: explicit rate was unparked or freed since ``parked_soonest`` was last worked out, and classes
+#: moved whole (:func:`move_class`).
+N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED, N_RESUMED, N_RELEVELED, PARKED_STALE, N_CLASS_MOVES = range(10)
 
 #: Networks of at most this many ports keep, per class, the flows each step of its recorded
 #: fill froze on every port (``tier_weight``: classes x ports x ports, as floats, 2 MB per class
@@ -150,6 +157,7 @@ class Groups(NamedTuple):
     tier_n_row: np.ndarray    #: (class, step) -> how many ``tier_row`` it has
     tier_moved: np.ndarray    #: (class, port) -> a flow of its recorded fill's steps left the port since
     freeze_head: np.ndarray   #: class -> the first group of its freeze list (-1: none)
+    class_plan: np.ndarray    #: (row, class): a class change's plan (``core.reclass``; rows: see there)
 
 
 class GroupTable:
@@ -173,7 +181,7 @@ class GroupTable:
         self.hop_next = np.full(capacity * width, -1, dtype=np.int64)
         self.hop_prev = np.full(capacity * width, -1, dtype=np.int64)
         self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
-        self.counts = np.array([0, capacity, 0, 0, 0, 0, 0, 0, 0], dtype=np.int64)
+        self.counts = np.array([0, capacity, 0, 0, 0, 0, 0, 0, 0, 0], dtype=np.int64)
         self.slot = np.full(n_classes, -1, dtype=np.int64)
         self.class_head = np.full(n_classes, -1, dtype=np.int64)
         self.port_head = np.full((n_ports, n_classes), -1, dtype=np.int64)
@@ -208,6 +216,7 @@ class GroupTable:
         self.tier_n_row = np.zeros((n_classes, tiers), dtype=np.int64)
         self.tier_moved = np.zeros((n_classes, n_ports), dtype=np.bool_)
         self.freeze_head = np.full(n_classes, -1, dtype=np.int64)
+        self.class_plan = np.zeros((3, n_classes), dtype=np.int64)
 
     def reserve(self, capacity: int, routes: int, width: int) -> None:
         """Hold at least ``capacity`` groups, ``routes`` routes and routes of ``width`` hops."""
@@ -354,6 +363,55 @@ def leave(g, grp, r, level, member_next, member_prev, group):
     elif g.first_done[grp] == r:
         g.first_done[grp] = -1  # found again by finish_time, once however many members leave
     return remaining
+
+
+@kernel
+def move_class(g, c, d, klass, member_next):
+    """Every group of class ``c`` goes to class ``d``, which has none: a decision that moves
+    all of a class's flows to one class (a coflow moving up when the one ahead finishes).
+
+    The two classes swap their per-port lists, weights and fill state; the groups that
+    moved, and their flows (``klass``, ``member_next``: the flow store's), are relabelled.
+    ``d``'s rooms are worked out again at its next fill, and so are those of the classes
+    below the higher of the two on its ports (another class's usage is above them now);
+    both records start afresh (their next fills are whole), as after a join. Costs the
+    class's hops and flows, where moving them one by one costs a leave and a join each.
+    """
+    for a in (g.class_head, g.class_n_ports, g.class_dirty, g.class_crossings, g.class_n_fill, g.class_n_stale):
+        a[c], a[d] = a[d], a[c]
+    for rows in (g.class_ports, g.fill_ports, g.stale_ports):
+        for k in range(rows.shape[1]):
+            rows[c, k], rows[d, k] = rows[d, k], rows[c, k]
+    for k in range(2):
+        g.class_soonest[c, k], g.class_soonest[d, k] = g.class_soonest[d, k], g.class_soonest[c, k]
+    for p in range(g.port_head.shape[0]):
+        for cols in (g.port_head, g.park_head, g.port_weight, g.open_weight, g.class_pos):
+            cols[p, c], cols[p, d] = cols[p, d], cols[p, c]
+        g.full[p, c], g.full[p, d] = g.full[p, d], g.full[p, c]
+        g.usage[p, c], g.usage[p, d] = g.usage[p, d], g.usage[p, c]
+        g.room[p, c], g.room[p, d] = g.room[p, d], g.room[p, c]
+        g.stale[p, c], g.stale[p, d] = g.stale[p, d], g.stale[p, c]
+    n_classes = g.port_head.shape[1]
+    width = g.path.shape[1]
+    for p in g.class_ports[d, :g.class_n_ports[d]]:
+        for h in (g.port_head[p, d], g.park_head[p, d]):
+            while h >= 0:
+                grp, h = h // width, g.hop_next[h]
+                if g.klass[grp] != c:
+                    continue  # relabelled at another port
+                g.klass[grp] = d
+                if not g.alone[grp]:
+                    g.slot[g.route[grp] * n_classes + c] = -1
+                    g.slot[g.route[grp] * n_classes + d] = grp
+                r = g.first[grp]
+                while r >= 0:
+                    klass[r] = d
+                    r = member_next[r]
+        stale_room(g, p, d)
+        stale_below(g, p, min(c, d))
+    g.class_dirty[c] = g.class_dirty[d] = 1
+    g.class_resume[c] = g.class_resume[d] = -1
+    g.counts[N_CLASS_MOVES] += 1
 
 
 @kernel
