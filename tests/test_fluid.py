@@ -180,6 +180,65 @@ def test_watch_coflow_slows_down_when_one_of_its_flows_finishes():
     assert fired == [(7, pytest.approx(2e-3, rel=1e-12))]
 
 
+def test_a_watch_set_before_its_coflow_has_flows_fires_when_they_reach_it():
+    """A coflow watched before any flow of it starts (its ports' capacity, the bound on its
+    rate, still 0) crosses when its flow, started later, sends the threshold: 1 MB at 1
+    byte/ns from 1 ms; and a second flow of it, started later still, is counted too."""
+    backend = FluidBackend(big_switch(4, rate_bps=C), latency=False)
+    fired = []
+    backend.on_threshold = lambda cid: fired.append((cid, backend.now()))
+    backend.watch_coflow(7, 1_000_000)
+    backend.at(1e-3, lambda: backend.start_flow(FlowStart(1, 0, 1, 4_000_000, coflow_id=7)))
+    backend.at(2.5e-3, lambda: backend.watch_coflow(7, 3_000_000))
+    backend.at(2.6e-3, lambda: backend.start_flow(FlowStart(2, 2, 3, 4_000_000, coflow_id=7)))
+    backend.run()
+    # 1.6 MB by 2.6 ms, then 2 bytes/ns: the last 1.4 MB take 0.7 ms.
+    assert fired == [(7, pytest.approx(2e-3, rel=1e-12)), (7, pytest.approx(3.3e-3, rel=1e-12))]
+
+
+def test_watches_fire_when_the_allocations_bring_their_coflows_to_them():
+    """Random coflows of four flows with class changes on a k=4 fat-tree, each watched at a
+    random share of its bytes (some never reached): every watch fires exactly when the rates
+    of the allocations, integrated, bring its coflow's bytes to the threshold, and no other
+    fires -- whether its crossing was known exactly or only by its lower bound (its rate
+    changed since its flows were last walked) when the time came."""
+    rng = np.random.default_rng(4)
+    topo = fat_tree(4, rate_bps=C)
+    backend = FluidBackend(topo, n_classes=3, latency=False)
+    allocations, fired = [], {}
+    backend.on_allocate = allocations.append
+    backend.on_threshold = lambda cid: fired.setdefault(cid, backend.now())
+    threshold, coflow_of, start_of = {}, {}, {}
+    for k in range(20):
+        sizes = rng.integers(10_000, 2_000_000, size=4)
+        threshold[k] = int(sizes.sum() * rng.uniform(0.05, 1.2))
+        start_of[k] = start = float(rng.uniform(0, 2e-3))
+        backend.at(start, lambda k=k: backend.watch_coflow(k, threshold[k]))
+        for j, size in enumerate(sizes.tolist()):
+            src, dst = rng.choice(topo.n_hosts, size=2, replace=False)
+            flow = FlowStart(4 * k + j, int(src), int(dst), size, int(rng.integers(0, 3)), k)
+            coflow_of[flow.flow_id] = k
+            backend.at(start, lambda f=flow: backend.start_flow(f))
+    for fid in rng.choice(80, size=30).tolist():
+        backend.at(start_of[fid // 4] + float(rng.uniform(0, 2e-3)),
+                   lambda f=fid, c=int(rng.integers(0, 3)): backend.set_priority(f, c))
+    backend.run()
+    sent, expected = dict.fromkeys(threshold, 0.0), {}
+    for alloc, nxt in zip(allocations, allocations[1:]):
+        rate = dict.fromkeys(threshold, 0.0)
+        for fid, r in zip(alloc.flow_ids.tolist(), alloc.rates_bps.tolist()):
+            rate[coflow_of[fid]] += r
+        for k in threshold:
+            more = rate[k] * (nxt.time_s - alloc.time_s) / 8
+            if k not in expected and rate[k] > 0 and sent[k] + more >= threshold[k] * (1 - 1e-12):
+                expected[k] = alloc.time_s + (threshold[k] - sent[k]) * 8 / rate[k]
+            sent[k] += more
+    assert 5 < len(expected) < len(threshold)
+    assert fired.keys() == expected.keys()
+    for k, t in expected.items():
+        assert fired[k] == pytest.approx(t, rel=1e-9), k
+
+
 def test_at_runs_equal_times_in_scheduling_order():
     """Events at equal times run in the order they were scheduled, also when added at that time."""
     backend = FluidBackend(dumbbell(), latency=False)

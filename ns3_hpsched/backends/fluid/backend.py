@@ -168,6 +168,8 @@ class FluidBackend(Backend):
                            batch.path_offsets, batch.path_ports, start_s)
         self._groups.reserve(len(f.flow_id), f.n_routes, f.route_path.shape[1])
         link_flows(self._coflows.arrays(), f.arrays(), recs)
+        offsets, ports = batch.path_offsets, batch.path_ports
+        self._coflows.add_ports(coflow, ports[offsets[:-1]], ports[offsets[1:] - 1], self._capacity)
         if not self.latency:
             return recs, start_s + np.zeros(len(recs))
         startup_s = self.transport.startup_s(batch.path_offsets, batch.path_ports, batch.size_bytes,

@@ -38,8 +38,8 @@ import numpy as np
 from ...sched.allocator import GIVEN_RTOL
 from ...sched.fill import sort_by
 from ...transports.base import flow_delivery_s
-from .coflows import (Coflows, coflow_sent, flow_finished, flow_moved, next_crossing, pop_crossed, rates_moved,
-                      update_crossings)
+from .coflows import (Coflows, bound_crossings, coflow_sent, flow_finished, flow_moved, next_crossing, pop_crossed,
+                      rates_moved)
 from .flows import ACTIVE, DONE, FINISH_RTOL, N_PENDING, NEXT, SEQ, WAITING, Flows
 from .groups import (N_LIVE, N_OPEN, PARKED_DUE, Groups, bytes_sent, group_for, join, leave, move_class,
                      parked_times, refresh_parked, stale_below, tally_groups)
@@ -119,7 +119,8 @@ def run_until(c, t_python, stop_on_done, stop_on_allocate):
             return OVERLOADED
         if allocated and stop_on_allocate:
             return ALLOCATED
-        t = min(t_python, c.clock[NEXT_FINISH], next_crossing(c.m), _next_arrival(c))
+        t = next_crossing(c.m, c.f, c.g, min(t_python, c.clock[NEXT_FINISH], _next_arrival(c)), now,
+                          now - c.clock[TALLIED])
         if t == np.inf:
             return IDLE
         _advance(c, t)
@@ -225,7 +226,7 @@ def _prepare(c):
         allocated = True
     if c.loop[WATCH_DIRTY] and c.m.count[0] > 0:
         tally(c)
-        update_crossings(c.m, c.f, c.g, c.clock[NOW])
+        bound_crossings(c.m)
     c.loop[WATCH_DIRTY] = 0
     return allocated
 

@@ -640,7 +640,7 @@ def finish_time(g, grp, now, level, size, member_next, rtol):
     clock has moved at that rate since, so they would come out the same up to round-off,
     and most fills give most groups the rate they had (81% of the rates set on the first
     250 coflows of the FB trace under ``fair``). A group whose rate does change is listed in
-    ``rerated``, for the coflow meter's crossing times (:func:`~.coflows.update_crossings`).
+    ``rerated``, for the coflow meter's crossing times (:func:`~.coflows.bound_crossings`).
 
     A flow counts as done from ``done_at`` on, so a flow whose last byte and another
     event fall on one instant up to round-off of the clocks finishes at that instant,
