@@ -44,9 +44,10 @@ its groups are relabelled, where moving its flows one by one costs a leave and a
 Group numbers are reused once a group empties; the live ones are ``live[:counts[N_LIVE]]``,
 the ones whose clocks move (open, or parked with an explicit rate)
 ``opened[:counts[N_OPEN]]``. Hop ``j`` of group ``g`` is port ``path[g, j]`` and entry
-``g * width + j`` of the port lists (``width``: hops of the longest route). Each group keeps its own copy of its route's ports: live groups reuse low
-numbers, so water-filling reads their ports from a table the size of the active groups
-rather than from the route table, which grows with every flow ever started.
+``g * width + j`` of the port lists (``width``: hops of the longest route). Each group
+keeps its own copy of its route's ports: live groups reuse low numbers, so water-filling
+reads their ports from a table the size of the active groups rather than from the route
+table, which grows with every flow ever started.
 """
 
 from __future__ import annotations
