@@ -18,8 +18,9 @@ last walk, at the sum of its senders' or its receivers' port rates, whichever is
 ``send_cap``, ``recv_cap``). A coflow's flows are walked again (``exact``) only when that
 bound comes no later than the next event (:func:`walk_crossing`), so every crossing
 before the next event is exact, and a coflow whose rate keeps changing far from its
-threshold is not walked at every change. Under Aalo every coflow is watched, and walking
-the dirty ones after every allocation walked 2.6 billion flows on the whole FB trace.
+threshold is not walked at every change. Under Aalo every coflow is watched: walking the
+dirty ones after every allocation walked 2.6 billion flows on the whole FB trace (279,851
+walks); walking them only then, 121 million (21,760 walks).
 """
 
 from __future__ import annotations
@@ -117,9 +118,9 @@ class CoflowMeter:
         return [self._ids[i] for i in indices.tolist()]
 
     def watch(self, idx: int, threshold_bytes: float) -> None:
-        """Watch coflow ``idx`` for ``threshold_bytes`` (replacing any earlier watch on it)."""
+        """Watch coflow ``idx`` for ``threshold_bytes`` (replacing any earlier watch on it); its
+        crossing time is unknown (``-inf``, not exact) until the loop walks it."""
         self.unwatch(idx)
-        self.dirty[idx] = True
         n = int(self.count[0])
         if n == len(self.watched):
             grow = lambda a: np.concatenate([a, np.empty_like(a)])

@@ -375,8 +375,9 @@ def move_class(g, c, d, klass, member_next):
     moved, and their flows (``klass``, ``member_next``: the flow store's), are relabelled.
     ``d``'s rooms are worked out again at its next fill, and so are those of the classes
     below the higher of the two on its ports (another class's usage is above them now);
-    both records start afresh (their next fills are whole), as after a join. Costs the
-    class's hops and flows, where moving them one by one costs a leave and a join each.
+    both records start afresh (their next fills are whole), as after a join. Costs a pass
+    over the ports and the class's hops and flows, where moving the flows one by one costs
+    a leave and a join each.
     """
     for a in (g.class_head, g.class_n_ports, g.class_dirty, g.class_crossings, g.class_n_fill, g.class_n_stale):
         a[c], a[d] = a[d], a[c]
