@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .columns import Columns
 from .flows import ACTIVE
 from .groups import N_RERATED, bytes_sent, push_front, unlink
 from .kernel import kernel
@@ -53,11 +54,13 @@ class Coflows(NamedTuple):
     dirty: np.ndarray        #: the coflow's rate may have changed since its crossing time was worked out
 
 
-class CoflowMeter:
+class CoflowMeter(Columns):
     """Bytes of every coflow seen so far, and the watches on some of them.
 
     Coflows are numbered densely (*index*) in the order first seen; ``-1`` is "no coflow".
     """
+
+    ARRAYS = Coflows
 
     def __init__(self) -> None:
         self._index: dict[int, int] = {}
@@ -141,10 +144,6 @@ class CoflowMeter:
             for array in (self.watched, self.threshold, self.cross_at, self.low_at, self.exact):
                 array[k:n - 1] = array[k + 1:n].copy()
             self.count[0] = n - 1
-
-    def arrays(self) -> Coflows:
-        """The arrays, for the compiled loop."""
-        return Coflows(*(getattr(self, name) for name in Coflows._fields))
 
 
 # -- kernels --------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .columns import Columns
 from .ids import IdIndex
 
 __all__ = ["FlowStore", "Flows", "WAITING", "ACTIVE", "DONE", "NEXT", "N_PENDING", "SEQ", "FINISH_RTOL"]
@@ -82,8 +83,10 @@ class Flows(NamedTuple):
     counts: np.ndarray
 
 
-class FlowStore:
+class FlowStore(Columns):
     """Records of all flows and the queue of pending arrivals (see the module docstring)."""
+
+    ARRAYS = Flows
 
     def __init__(self, capacity: int = 1024, width: int = 6) -> None:
         self.n = 0
@@ -189,10 +192,6 @@ class FlowStore:
     def active_recs(self) -> np.ndarray:
         """The active records, in record order."""
         return np.flatnonzero(self.state[:self.n] == ACTIVE)
-
-    def arrays(self) -> Flows:
-        """The arrays, for the compiled loop."""
-        return Flows(*(getattr(self, name) for name in Flows._fields))
 
     def _grow_rows(self) -> None:
         """Double the record arrays."""

@@ -57,6 +57,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .flows import ACTIVE
+from .columns import Columns
 from .kernel import kernel
 
 __all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "N_RESUMED",
@@ -161,7 +162,7 @@ class Groups(NamedTuple):
     class_plan: np.ndarray    #: (row, class): a class change's plan (``core.reclass``; rows: see there)
 
 
-class GroupTable:
+class GroupTable(Columns):
     """The group arrays, grown in Python (the compiled loop never allocates them).
 
     Parameters
@@ -174,6 +175,8 @@ class GroupTable:
     width:
         Hops of the longest route.
     """
+
+    ARRAYS = Groups
 
     def __init__(self, n_ports: int, n_classes: int, capacity: int = 1024, width: int = 6) -> None:
         for name, (dtype, fill) in _GROUP_COLUMNS.items():
@@ -259,10 +262,6 @@ class GroupTable:
     def width(self) -> int:
         """Hops per group: of the longest route so far."""
         return self.path.shape[1]
-
-    def arrays(self) -> Groups:
-        """The arrays, for the compiled loop."""
-        return Groups(*(getattr(self, name) for name in Groups._fields))
 
     def live_groups(self) -> np.ndarray:
         """Numbers of the live groups (a view)."""
