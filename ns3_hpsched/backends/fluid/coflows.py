@@ -110,9 +110,10 @@ class CoflowMeter(Columns):
         (a coflow spanning several batches may count a port again: still a bound). The
         lower bounds of those coflows' watches, worked out with less capacity, are dropped."""
         mine = coflow >= 0
+        n_ports = len(capacity)
         for ports, cap in ((first, self.send_cap), (last, self.recv_cap)):
-            pairs = np.unique(np.stack([coflow[mine], ports[mine]]), axis=1)
-            np.add.at(cap, pairs[0], capacity[pairs[1]])
+            pairs = np.unique(coflow[mine] * n_ports + ports[mine])  # (coflow, port) as one key
+            np.add.at(cap, pairs // n_ports, capacity[pairs % n_ports])
         n = int(self.count[0])
         self.low_at[:n][np.isin(self.watched[:n], coflow[mine])] = -np.inf
 

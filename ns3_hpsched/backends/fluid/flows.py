@@ -120,8 +120,8 @@ class FlowStore(Columns):
         if len(flow_id) and np.diff(path_offsets).min() < 1:
             raise ValueError("every flow must cross at least one port")
         n, r = len(flow_id), self.n
-        while r + n > len(self.flow_id):
-            self._grow_rows()
+        if r + n > len(self.flow_id):
+            self._grow_rows(r + n)
         for name, values in (("flow_id", flow_id), ("src", src), ("dst", dst), ("size", size),
                              ("klass", klass), ("coflow", coflow), ("start_s", start_s)):
             getattr(self, name)[r:r + n] = values
@@ -175,7 +175,8 @@ class FlowStore(Columns):
         """Raise ``ValueError`` naming a flow id already started (or twice in ``ids``)."""
         known = self._index.find(ids) >= 0
         again = int(ids[np.argmax(known)]) if known.any() else None
-        if again is None and len(np.unique(ids)) < len(ids):
+        increasing = bool(np.all(ids[1:] > ids[:-1]))  # the driver's: its table rows, in order
+        if again is None and not increasing and len(np.unique(ids)) < len(ids):
             seen: set[int] = set()
             again = next(i for i in ids.tolist() if i in seen or seen.add(i))
         if again is not None:
@@ -193,8 +194,10 @@ class FlowStore(Columns):
         """The active records, in record order."""
         return np.flatnonzero(self.state[:self.n] == ACTIVE)
 
-    def _grow_rows(self) -> None:
-        """Double the record arrays."""
-        n = len(self.flow_id)
+    def _grow_rows(self, rows: int) -> None:
+        """Double the record arrays until they hold ``rows`` records (in one step)."""
+        n = new = len(self.flow_id)
+        while new < rows:
+            new *= 2
         for name, (dtype, fill) in _COLUMNS.items():
-            setattr(self, name, np.concatenate([getattr(self, name), np.full(n, fill, dtype=dtype)]))
+            setattr(self, name, np.concatenate([getattr(self, name), np.full(new - n, fill, dtype=dtype)]))
