@@ -7,7 +7,7 @@ the group table, water-filling, the coflow meter and the transports' delivery mo
 after an edit or a ``git pull`` that touches only a callee, a cached caller would run the
 callee's old code. :func:`drop_stale` prevents that: a digest of every source file of the
 package is kept beside the cache, and when it no longer matches, every cached compiled
-function of the package is deleted (numba compiles them again on first use, ~20 s).
+function of the package is deleted (numba compiles them again on first use, about 80 s).
 
 Only numba's own cache files in the package's ``__pycache__`` folders (``*.nbi``,
 ``*.nbc``) are ever deleted. A cache numba keeps elsewhere (``NUMBA_CACHE_DIR``, or a
