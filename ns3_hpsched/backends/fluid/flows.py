@@ -195,9 +195,9 @@ class FlowStore(Columns):
         return np.flatnonzero(self.state[:self.n] == ACTIVE)
 
     def _grow_rows(self, rows: int) -> None:
-        """Double the record arrays until they hold ``rows`` records (in one step)."""
-        n = new = len(self.flow_id)
-        while new < rows:
-            new *= 2
+        """Grow the record arrays to hold ``rows`` records, at least doubling them (a batch
+        larger than that, e.g. a whole trace played open loop, gets just its size)."""
+        n = len(self.flow_id)
+        new = max(rows, 2 * n)
         for name, (dtype, fill) in _COLUMNS.items():
             setattr(self, name, np.concatenate([getattr(self, name), np.full(new - n, fill, dtype=dtype)]))
