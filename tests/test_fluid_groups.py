@@ -4,8 +4,9 @@ groups are parked; the rooms a fill does not work out again are the ones it woul
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from ns3_hpsched.backends.base import FlowStart
+from ns3_hpsched.backends.base import FlowBatch, FlowStart
 from ns3_hpsched.backends.fluid import FluidBackend
 from ns3_hpsched.backends.fluid.groups import N_CLASS_MOVES, N_OPEN, PARKED_STALE, GroupTable, group_for
 from ns3_hpsched.backends.fluid.waterfill import RESIDUAL_RTOL
@@ -41,6 +42,36 @@ def test_a_longer_route_and_more_groups_keep_every_group_on_its_ports():
     for port in range(8):
         for klass in range(2):
             assert _listed(table, port, klass) == expected.get((port, klass), set()), (port, klass)
+
+
+def test_a_full_group_table_refuses_a_group_loudly():
+    """A table of two groups makes two and raises on a third (rather than writing past its
+    free list): the backend's bound on groups is checked, not trusted."""
+    table = GroupTable(n_ports=6, n_classes=1, capacity=2, width=2)
+    table.reserve(capacity=2, routes=3, width=2)
+    routes = np.array([[0, 1], [2, 3], [4, 5]])
+    group_for(table.arrays(), routes, 0, 0, False, 0.0)
+    group_for(table.arrays(), routes, 1, 0, False, 0.0)
+    with pytest.raises(RuntimeError, match="group table is full"):
+        group_for(table.arrays(), routes, 2, 0, False, 0.0)
+
+
+def test_as_many_groups_as_flows_not_done_carry_every_flow_on_its_own_route():
+    """2,100 equal flows on distinct routes of a 50-port big switch, in one batch (more than
+    twice the table, so it grows to exactly the flows not done: one group each, no room to
+    spare); host i sends to the 42 hosts after it and receives from the 42 before it, so
+    max-min gives every flow C/42 and each finishes at 42 * S * 8 / C."""
+    n, k, C, S = 50, 42, 8e9, 1_000_000
+    topo = big_switch(n, rate_bps=C)
+    backend = FluidBackend(topo, n_classes=1, latency=False)
+    flows = [FlowStart(i * k + j, i, (i + 1 + j) % n, S, 0) for i in range(n) for j in range(k)]
+    done = {}
+    backend.on_flow_done = lambda fid, t: done.setdefault(fid, t)
+    backend.start_flows(FlowBatch.of(flows, topo))
+    assert len(backend._groups.route) == n * k
+    backend.run()
+    assert len(done) == n * k
+    np.testing.assert_allclose(list(done.values()), k * S * 8 / C, rtol=1e-12)
 
 
 def _open_weights(table: GroupTable) -> np.ndarray:

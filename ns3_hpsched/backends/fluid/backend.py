@@ -166,7 +166,8 @@ class FluidBackend(Backend):
         f = self._flows
         recs = f.add_batch(batch.flow_id, batch.src, batch.dst, batch.size_bytes, batch.priority, coflow,
                            batch.path_offsets, batch.path_ports, start_s)
-        self._groups.reserve(len(f.flow_id), f.n_routes, f.route_path.shape[1])
+        not_done = int(self._loop[core.N_ACTIVE]) + f.n_waiting() + len(recs)  # the batch waits to be scheduled
+        self._groups.reserve(not_done, f.n_routes, f.route_path.shape[1])
         link_flows(self._coflows.arrays(), f.arrays(), recs)
         offsets, ports = batch.path_offsets, batch.path_ports
         self._coflows.add_ports(coflow, ports[offsets[:-1]], ports[offsets[1:] - 1], self._capacity)

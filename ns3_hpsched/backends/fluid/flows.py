@@ -130,6 +130,10 @@ class FlowStore(Columns):
         self.n += n
         return np.arange(r, r + n)
 
+    def n_waiting(self) -> int:
+        """Flows scheduled to start that have not started sending yet."""
+        return int(self.counts[N_PENDING] - self.counts[NEXT])
+
     def schedule(self, recs: np.ndarray, send_s: np.ndarray, counted: bool) -> None:
         """Records ``recs`` send their first bytes at ``send_s`` (each ``>=`` now): queue them.
 

@@ -170,8 +170,10 @@ class GroupTable(Columns):
     n_ports, n_classes:
         The network's ports and priority classes.
     capacity:
-        Groups to hold; the fluid backend keeps it at least its flow store's record
-        capacity, which bounds the active flows, so no group is ever refused.
+        Groups to hold. A live group holds at least one flow, and a flow leaves its group
+        before it joins another, so the fluid backend keeps it at least the flows not done
+        (sending or waiting to) whenever it adds flows; :func:`group_for` raises if a group
+        is ever refused.
     width:
         Hops of the longest route.
     """
@@ -301,6 +303,8 @@ def group_for(g, route_path, route, klass, alone, given):
     key = route * g.port_head.shape[1] + klass
     if not alone and g.slot[key] >= 0:
         return g.slot[key]
+    if g.counts[N_FREE] == 0:
+        raise RuntimeError("the fluid backend's group table is full: more groups than flows not done (a bug)")
     g.counts[N_FREE] -= 1
     grp = g.free[g.counts[N_FREE]]
     g.route[grp], g.klass[grp], g.alone[grp], g.given[grp] = route, klass, alone, given
