@@ -1,5 +1,6 @@
-"""The fluid backend's group table: groups keep their routes' ports as the table grows; starved
-groups are parked; the rooms a fill does not work out again are the ones it would get."""
+"""The fluid backend's group table: groups keep their routes' ports as the table grows, which
+holds as many groups as flows not done and refuses more loudly; starved groups are parked;
+the rooms a fill does not work out again are the ones it would get."""
 
 from __future__ import annotations
 

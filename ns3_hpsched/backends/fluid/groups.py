@@ -56,8 +56,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .flows import ACTIVE
 from .columns import Columns
+from .flows import ACTIVE
 from .kernel import kernel
 
 __all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "N_RESUMED",
