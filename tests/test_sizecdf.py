@@ -110,3 +110,24 @@ def test_malformed_cdf_file_names_the_line(tmp_path):
     path.write_text("0 0\n100 60\n50 100\n")
     with pytest.raises(ConfigError, match="not a CDF"):
         read_size_cdf(path)
+
+
+def test_nudged_starts_move_later_by_less_than_the_jitter_and_keep_their_order():
+    """``benchmarks/fct_noise.py`` nudges every start by a draw from [0, J) and keeps the
+    order of the starts (flow ids, five-tuples and paths follow it), on a workload dense
+    enough (most starts closer together than the jitter) that the raw draws would reorder
+    many."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "fct_noise.py"
+    spec = importlib.util.spec_from_file_location("fct_noise", path)
+    fct_noise = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fct_noise)
+    workload, jitter = _draw("fb_hadoop", n_flows=2_000, load=0.9), 100e-9
+    before = np.array([c.arrival_s for c in workload.cojobs])
+    after = np.array([c.arrival_s for c in fct_noise.nudged(workload, jitter, draw=1).cojobs])
+    assert np.all(after - before >= 0) and np.all(after - before < jitter) and np.any(after != before)
+    order = np.argsort(before, kind="stable")
+    assert np.all(np.diff(after[order]) >= 0)
+    assert np.mean(np.diff(before[order]) < jitter) > 0.5  # many starts closer than the jitter
