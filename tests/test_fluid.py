@@ -361,9 +361,9 @@ def test_a_fill_resumed_or_relevelled_after_flows_finish_equals_allocating_from_
 
 
 def test_a_dense_class_under_explicit_rates_reuses_its_fill_and_equals_allocating_from_scratch():
-    """As Varys leaves it: a dense class on a big switch whose ports also carry flows with
-    explicit rates, set and cleared at random times while flows finish. Explicit rates
-    only take room from the class, so while they are there its recorded fill is still
+    """As Varys leaves it: a dense class on a big switch, some of whose flows hold explicit
+    rates, set and cleared at random times while flows finish. Explicit rates only take
+    room from the class's fill, so while they are there its recorded fill is still
     relevelled or resumed (both happen), and every allocation is the allocator's from
     scratch."""
     rng = np.random.default_rng(5)
