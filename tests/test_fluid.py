@@ -257,6 +257,51 @@ def test_at_runs_equal_times_in_scheduling_order():
     assert (stats.end_s, stats.events) == (1.0, 5)
 
 
+def _callbacks(may_lag, latency, seed=5, n_flows=80):
+    """Every callback of a random run (coflows of four flows arriving over 2 ms on a k=4
+    fat-tree, class changes and empty callbacks in between), in the order they ran: (what,
+    id, the time it concerns, ``now()`` when it ran); and the flows table."""
+    rng = np.random.default_rng(seed)
+    topo = fat_tree(4, rate_bps=C)
+    backend = FluidBackend(topo, n_classes=3, latency=latency)
+    backend.flow_done_may_lag = may_lag
+    log, started = [], set()
+    backend.on_flow_done = lambda fid, t: log.append(("done", fid, t, backend.now()))
+    for fid in range(n_flows):
+        src, dst = rng.choice(topo.n_hosts, size=2, replace=False)
+        flow = FlowStart(fid, int(src), int(dst), int(rng.integers(1_000, 2_000_000)), int(rng.integers(0, 3)),
+                         fid // 4)
+        t = float(rng.uniform(0, 2e-3))
+        backend.at(t, lambda f=flow, t=t: (log.append(("start", f.flow_id, t, backend.now())),
+                                           started.add(f.flow_id), backend.start_flow(f)))
+    for k in range(20):
+        t = float(rng.uniform(0, 3e-3))
+        fid, klass = int(rng.integers(n_flows)), int(rng.integers(3))
+        backend.at(t, lambda f=fid, c=klass, t=t, k=k: (log.append(("at", k, t, backend.now())),
+                                                        f in started and backend.set_priority(f, c)))
+    backend.run()
+    return log, backend.flows_table()
+
+
+@pytest.mark.parametrize("latency", [False, True])
+def test_flows_done_heard_late_come_in_the_same_order_and_a_coflows_last_on_time(latency):
+    """``flow_done_may_lag`` changes when the driver hears of a flow, never what it hears
+    nor in what order: the callbacks of a run are those of the run that hears each flow at
+    its time (the oracle), flow by flow, in the same order among themselves and the other
+    callbacks, and the flow that ends a coflow is heard at its time. The others may come
+    later (some do, or the loop still returned at each instant a flow finished)."""
+    eager, eager_flows = _callbacks(may_lag=False, latency=latency)
+    lagging, lagging_flows = _callbacks(may_lag=True, latency=latency)
+    assert [entry[:3] for entry in lagging] == [entry[:3] for entry in eager]
+    assert all(now == t for what, _, t, now in eager)
+    heard = [(fid, t, now) for what, fid, t, now in lagging if what == "done"]
+    assert all(now >= t for _, t, now in heard)
+    last_of_coflow = {fid // 4: (t, now) for fid, t, now in heard}  # flows of coflow c: 4c..4c+3
+    assert all(now == t for t, now in last_of_coflow.values())
+    assert any(now > t for _, t, now in heard)
+    pd.testing.assert_frame_equal(lagging_flows, eager_flows)
+
+
 def _random_run(seed=3, n_flows=60, latency=False):
     """A k=4 fat-tree with random flows arriving over 2 ms and class changes; returns the
     backend, the flows and every allocation."""

@@ -118,6 +118,12 @@ class Backend(ABC):
     ``on_threshold`` run inside the simulation at the simulated time they concern; an
     exception raised in one stops the run and propagates out of :meth:`run`.
     Events at equal times run in the order they were scheduled.
+
+    A listener that acts only when a coflow's last flow finishes may set
+    :attr:`flow_done_may_lag`: then ``on_flow_done`` for a flow that leaves its coflow
+    unfinished may come with :meth:`now` past ``finish_s``, still in time order with every
+    other callback (the fluid backend then returns to Python once per coflow, not per
+    instant a flow finishes).
     """
 
     name: str = "backend"
@@ -129,6 +135,7 @@ class Backend(ABC):
         self.n_classes = n_classes
         self.seed = seed
         self.on_flow_done: FlowDoneFn | None = lambda flow_id, finish_s: None
+        self.flow_done_may_lag = False
         self.on_threshold: ThresholdFn = lambda coflow_id: None
 
     @abstractmethod

@@ -63,6 +63,7 @@ def play(workload: Workload, backend: Backend, policy: Policy, *,
     book = RecordBook()
     training = Training(workload, backend, view, flows, control, book, progress)
     backend.on_flow_done = training.flow_done
+    backend.flow_done_may_lag = True  # a flow acts (stage, phase, decision) only when its coflow ends
     backend.on_threshold = lambda coflow_id: control.trigger()
     training.schedule_arrivals()
     stats = backend.run()

@@ -245,19 +245,20 @@ class FluidBackend(Backend):
         notifications.
         """
         wall = time.perf_counter()
+        notify = (core.NOTIFY_NONE if self.on_flow_done is None
+                  else core.NOTIFY_LAST if self.flow_done_may_lag else core.NOTIFY_EACH)
         while True:
             if self._queue.next_time() <= self.now():
                 fn, args = self._queue.pop()
                 self._events += 1
                 fn(*args)
                 continue
-            why = core.run_until(self._core(), self._queue.next_time(), self.on_flow_done is not None,
-                                 self.on_allocate is not None)
-            if why == core.IDLE:
+            why = core.run_until(self._core(), self._queue.next_time(), notify, self.on_allocate is not None)
+            if self._loop[core.N_DONE] or self._loop[core.N_CROSSED]:
+                self._notify()  # under NOTIFY_LAST, flows may have finished whatever the loop returned for
+            elif why == core.IDLE:
                 break
-            if why == core.STEPPED:
-                self._notify()
-            elif why == core.ALLOCATED:
+            if why == core.ALLOCATED:
                 self.on_allocate(self._allocation())
             elif why == core.OVERLOADED:
                 self._raise_overload()
@@ -313,19 +314,26 @@ class FluidBackend(Backend):
         raise RuntimeError("the compiled allocator found an overload the numpy one does not")
 
     def _notify(self) -> None:
-        """Schedule what the last step of the loop calls for: flow completions (one event per
-        distinct finish time, its flows in order), then crossed watches (at once)."""
+        """Schedule what the loop calls for: flow completions, then crossed watches (at once).
+
+        Completions come in order of finish time, ties in the loop's order. Those already
+        past (held back under :data:`~.core.NOTIFY_LAST`) are one event, due at once: no
+        other event can lie between them, since the loop stops at every callback. Each
+        later finish time gets an event of its own, after the ones already scheduled then.
+        """
         f = self._flows
         recs = f.done[:self._loop[core.N_DONE]]
         if self.on_flow_done is not None and len(recs):
-            ids, finish_s = f.flow_id[recs], f.finish_s[recs]
-            if (finish_s == finish_s[0]).all():  # e.g. one flow, or no latency term
-                self._queue.push(float(finish_s[0]), self._flows_done, ids.tolist(), float(finish_s[0]))
-            else:
-                times, first = np.unique(finish_s, return_index=True)
-                for k in np.argsort(first, kind="stable").tolist():
-                    mine = finish_s == times[k]
-                    self._queue.push(float(times[k]), self._flows_done, ids[mine].tolist(), float(times[k]))
+            order = np.argsort(f.finish_s[recs], kind="stable")
+            ids, finish_s = f.flow_id[recs][order], f.finish_s[recs][order]
+            past = int(np.searchsorted(finish_s, self.now()))
+            if past:
+                self._queue.push(float(finish_s[0]), self._flows_done, ids[:past].tolist(), finish_s[:past].tolist())
+            times, first = np.unique(finish_s[past:], return_index=True)
+            bounds = [*(first + past).tolist(), len(ids)]
+            for k, time_s in enumerate(times.tolist()):
+                n = bounds[k + 1] - bounds[k]
+                self._queue.push(time_s, self._flows_done, ids[bounds[k]:bounds[k + 1]].tolist(), [time_s] * n)
         crossed = self._coflows.crossed[:self._loop[core.N_CROSSED]]
         for coflow_id in self._coflows.ids(crossed):
             self._queue.push(self.now(), self._threshold_crossed, coflow_id)
@@ -342,15 +350,15 @@ class FluidBackend(Backend):
             rate[path[path >= 0], g.klass[k]] += g.given[k]
         return Allocation(self.now(), f.flow_id[recs], f.klass[recs], g.given[grp] + g.fill[grp], rate)
 
-    def _flows_done(self, flow_ids: list[int], finish_s: float) -> None:
-        """Flows delivered their last bytes at ``finish_s``: ``on_flow_done`` for each, in order.
+    def _flows_done(self, flow_ids: list[int], finish_s: list[float]) -> None:
+        """Flows delivered their last bytes: ``on_flow_done`` for each, in order.
 
         One event stands for one completion per flow (as if each had its own event, in
         the order they were scheduled: nothing else was scheduled between them).
         """
         self._events += len(flow_ids) - 1
-        for flow_id in flow_ids:
-            self.on_flow_done(flow_id, finish_s)
+        for flow_id, time_s in zip(flow_ids, finish_s):
+            self.on_flow_done(flow_id, time_s)
 
     def _threshold_crossed(self, coflow_id: int) -> None:
         self.on_threshold(coflow_id)

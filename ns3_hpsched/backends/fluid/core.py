@@ -8,14 +8,18 @@ Python must act:
 * a callback scheduled with :meth:`~ns3_hpsched.backends.base.Backend.at` is due
   (``t_python``, the earliest one, is passed in);
 * flows finished and someone listens for them, or a watch was crossed
-  (:data:`STEPPED`: Python schedules the notifications);
+  (:data:`STEPPED`: Python schedules the notifications). A listener that needs to hear
+  only of the flows that end a coflow at their time (:data:`NOTIFY_LAST`) gets the others
+  with them: the loop keeps their records until then;
 * an allocation was made and the backend's ``on_allocate`` hook is set
   (:data:`ALLOCATED`);
 * explicit rates overload a port (:data:`OVERLOADED`: Python raises, naming it);
 * nothing is left to do (:data:`IDLE`).
 
 So a run whose flows are all known ahead (open-loop play) is one call, and a closed-loop
-run returns to Python once per instant at which something happens that the driver sees.
+run returns to Python once per instant at which something happens that the driver acts
+on: the FB trace under ``fifo-lm`` (701,486 flows in 526 coflows, 987 decisions) returns
+1,050 times, where returning at each instant a flow finishes took 66,971.
 
 One step of the loop: admit the flows due to send (:func:`_admit`), reallocate if
 anything changed (:func:`_prepare`), move the clock to the earliest next event and finish
@@ -47,11 +51,16 @@ from .kernel import kernel
 from .waterfill import Scratch, refill
 
 __all__ = ["Core", "run_until", "tally", "reclass", "regive", "sent_of", "coflow_bytes", "port_bytes", "active_records",
-           "IDLE", "PYTHON", "STEPPED", "ALLOCATED", "OVERLOADED", "NOW", "TALLIED", "new_clock", "EVENTS", "DIRTY",
-           "WATCH_DIRTY", "N_DONE", "N_CROSSED", "ALLOCATIONS", "ACTIVE_SUM", "LOOP_SIZE", "new_loop"]
+           "NOTIFY_NONE", "NOTIFY_EACH", "NOTIFY_LAST", "IDLE", "PYTHON", "STEPPED", "ALLOCATED", "OVERLOADED",
+           "NOW", "TALLIED", "new_clock", "EVENTS", "DIRTY", "WATCH_DIRTY", "N_DONE", "N_CROSSED", "ALLOCATIONS",
+           "ACTIVE_SUM", "LOOP_SIZE", "new_loop"]
 
 #: Why :func:`run_until` returned.
 IDLE, PYTHON, STEPPED, ALLOCATED, OVERLOADED = 0, 1, 2, 3, 4
+
+#: Which finished flows :func:`run_until` returns for: none (nobody listens), each step's,
+#: or only a step's that finished the last unfinished flow of a coflow (or a flow of none).
+NOTIFY_NONE, NOTIFY_EACH, NOTIFY_LAST = 0, 1, 2
 
 #: Entries of :attr:`Core.clock`: the current time; when byte counts were last tallied; when
 #: the next flow sends its last byte, and when the next counts as done (both as of the last
@@ -98,14 +107,17 @@ class Core(NamedTuple):
 
 
 @kernel
-def run_until(c, t_python, stop_on_done, stop_on_allocate):
+def run_until(c, t_python, notify, stop_on_allocate):
     """Play the fluid model's events until Python must act (see the module docstring).
 
-    ``t_python`` is the time of the earliest Python callback (``inf``: none). With
-    ``stop_on_done``, a step that finishes flows returns :data:`STEPPED` (their records
-    are ``c.f.done[:c.loop[N_DONE]]``, in activation order); a step that crosses watches
-    always does. With ``stop_on_allocate``, every allocation returns :data:`ALLOCATED`
-    before time moves.
+    ``t_python`` is the time of the earliest Python callback (``inf``: none). Unless
+    ``notify`` is :data:`NOTIFY_NONE`, the records of finished flows are kept in
+    ``c.f.done[:c.loop[N_DONE]]`` (in the order of the steps, each step's in activation
+    order) until Python empties it, whatever the loop returns; a step that finishes flows
+    returns :data:`STEPPED` under :data:`NOTIFY_EACH`, and under :data:`NOTIFY_LAST` if one
+    of them was the last unfinished flow of its coflow. A step that crosses watches always
+    returns. With ``stop_on_allocate``, every allocation returns :data:`ALLOCATED` before
+    time moves.
     """
     while True:
         now = c.clock[NOW]
@@ -123,8 +135,13 @@ def run_until(c, t_python, stop_on_done, stop_on_allocate):
                           now - c.clock[TALLIED])
         if t == np.inf:
             return IDLE
-        _advance(c, t)
-        if (stop_on_done and c.loop[N_DONE] > 0) or c.loop[N_CROSSED] > 0:
+        n_kept = c.loop[N_DONE]
+        ended = _advance(c, t)
+        if notify == NOTIFY_NONE:
+            c.loop[N_DONE] = 0
+        elif c.loop[N_DONE] > n_kept and (notify == NOTIFY_EACH or ended):
+            return STEPPED
+        if c.loop[N_CROSSED] > 0:
             return STEPPED
 
 
@@ -289,22 +306,24 @@ def _sum_given(c):
 
 @kernel
 def _advance(c, t):
-    """Move the clock to ``t``; finish the flows and pop the watches due by then.
+    """Move the clock to ``t``; finish the flows and pop the watches due by then. Returns
+    whether a flow finished that was the last unfinished one of its coflow, or of none.
 
     Finished flows get their finish time: ``t`` plus, with latency, the transport's
     delivery delay (:func:`~ns3_hpsched.transports.base.flow_delivery_s`, charged with
-    the port rates of the allocation they finished in).
+    the port rates of the allocation they finished in), and their records go after the
+    ``c.loop[N_DONE]`` already in ``f.done``.
     """
     due = c.clock[NEXT_DONE] <= t
     c.loop[N_CROSSED] = pop_crossed(c.m, t)
     c.clock[NOW] = t
-    c.loop[N_DONE] = 0
     if not due:
-        return
+        return False
     tally(c)
     f = c.f
-    n = _collect_done(c, t)
-    done = f.done[:n]
+    kept = c.loop[N_DONE]
+    n = _collect_done(c, t, kept)
+    done = f.done[kept:kept + n]
     sort_by(done, f.seq)
     for r in done:  # delivery first, while the rates they finished in stand
         delay = 0.0
@@ -312,21 +331,25 @@ def _advance(c, t):
             delay = _delivery_s(c, r, t)
         f.finish_s[r] = t + delay
     top = c.loop[N_CLASSES]
+    ended = False
     for r in done:
         _leave(c, r)
         f.sent[r], f.state[r] = f.size[r], DONE
         flow_finished(c.m, f, r)
+        ended = ended or f.coflow[r] < 0 or c.m.head[f.coflow[r]] < 0
         top = min(top, f.klass[r])
         if f.given_bps[r] > 0:
             _mark_path(c, r)
     refill_from(c, top)
-    c.loop[N_DONE] = n
+    c.loop[N_DONE] = kept + n
     c.loop[N_ACTIVE] -= n
+    return ended
 
 
 @kernel
-def _collect_done(c, t):
-    """Write to ``f.done`` the members of the groups due by ``t`` that are done; return how many.
+def _collect_done(c, t, kept):
+    """Write to ``f.done``, after its first ``kept``, the members of the groups due by ``t``
+    that are done; return how many.
 
     A due group's first member is done (it is within :data:`FINISH_RTOL` of its size of
     done), and so is every member whose level is no further than that member's, or
@@ -349,7 +372,7 @@ def _collect_done(c, t):
         while r >= 0:
             remaining = f.level[r] - clock
             if remaining <= reach or remaining <= FINISH_RTOL * f.size[r]:
-                f.done[n] = r
+                f.done[kept + n] = r
                 n += 1
             r = f.member_next[r]
         if g.blocked[grp]:
