@@ -3,11 +3,16 @@
 import copy
 import json
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ns3_hpsched.errors import ConfigError
+from ns3_hpsched.validate import MAX_BYTES
 from ns3_hpsched.workload import (Cojob, Flow, Job, Stage, Sync, Workload, generate_search, read_workload,
                                   validate_workload, write_workload)
+from ns3_hpsched.workload.files import _check_flows, _plainly_valid
 
 HAND_WRITTEN = {
     "format": "ns3-hpsched-workload", "version": 1,
@@ -117,6 +122,46 @@ def test_generated_workload_is_validated_the_same_way():
     with pytest.raises(ConfigError) as err:
         validate_workload(ok, 1)
     assert err.value.field == "workload.cojobs[0].jobs[0].hosts[1]"
+
+
+#: Values a flow's field may hold in code: in range or at its edges, out of range, too
+#: large for int64, and the types the rules treat apart (bool, float, numpy integers).
+_FIELD = st.one_of(st.integers(-1, 5), st.sampled_from([MAX_BYTES, MAX_BYTES + 1, 2**63, -2**63 - 1]),
+                   st.booleans(), st.floats(-1, 5), st.integers(0, 5).map(np.int64))
+
+
+def _outcome(check):
+    """The field ``check()`` names in its error, or ``None`` if it passes."""
+    try:
+        check()
+    except ConfigError as err:
+        return err.field
+    return None
+
+
+@given(st.lists(st.tuples(_FIELD, _FIELD, _FIELD), min_size=1, max_size=4))
+def test_flows_checked_in_one_pass_fail_exactly_where_the_rules_fail(fields):
+    """A phase's flows checked in one numpy pass (:func:`_plainly_valid`) are accepted only
+    where the rules, flow by flow (:func:`_check_flows`, the oracle), accept them, and the
+    error names the field the rules name."""
+    phase = tuple(Flow(*f) for f in fields)
+    job = Job(job_id=0, hosts=(0, 1), compute_s=0.1, sync=Sync((phase,)))
+    workload = Workload((Cojob(0, 0.0, (job,), (Stage(1, (0,)),)),), n_hosts=4)
+    expected = _outcome(lambda: _check_flows(phase, 4, "workload.cojobs[0].jobs[0].phases[0]"))
+    if expected is None and sum(f.bytes for f in phase) > MAX_BYTES:
+        expected = "workload.cojobs[0].jobs[0].phases[0]"
+    assert _outcome(lambda: validate_workload(workload, 4)) == expected
+    if _plainly_valid(phase, 4):
+        assert _outcome(lambda: _check_flows(phase, 4, "p")) is None
+
+
+def test_plain_valid_flows_take_the_one_pass():
+    """Python ints in range, as the generators and the trace reader make them, are vouched
+    for in one pass (else the pass would never be used), and one bad value is not."""
+    phase = tuple(Flow(s, (s + 1) % 4, 1 + s) for s in range(4))
+    assert _plainly_valid(phase, 4)
+    assert not _plainly_valid((*phase, Flow(0, 4, 1)), 4)
+    assert not _plainly_valid((*phase, Flow(0, 1, True)), 4)
 
 
 def test_malformed_json_names_the_line(tmp_path):

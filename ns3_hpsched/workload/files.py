@@ -24,6 +24,8 @@ import os
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 from .. import validate
 from ..errors import ConfigError
 from ..validate import MAX_BYTES, MAX_SECONDS, Number
@@ -111,17 +113,40 @@ def _validate_job(job: Job, n_hosts: int, at: str) -> None:
         if not phase:
             raise ConfigError(f"{at}.phases[{p}]", "has no flow", "remove the empty phase")
         validate.size(f"{at}.phases[{p}]", len(phase), "flows in one coflow")
-        for f, flow in enumerate(phase):
-            fat = f"{at}.phases[{p}][{f}]"
-            _check_host(flow.src, n_hosts, f"{fat}.src")
-            _check_host(flow.dst, n_hosts, f"{fat}.dst")
-            if flow.src == flow.dst:
-                raise ConfigError(fat, f"src == dst == {flow.src}: traffic inside a host is not a network flow",
-                                  "remove the flow, or give two different hosts")
-            _FLOW_BYTES.check(f"{fat}.bytes", flow.bytes)
+        if not _plainly_valid(phase, n_hosts):
+            _check_flows(phase, n_hosts, f"{at}.phases[{p}]")
         if sum(flow.bytes for flow in phase) > MAX_BYTES:
             raise ConfigError(f"{at}.phases[{p}]", f"its flows add up to more than {MAX_BYTES:,} bytes (2^53)",
                               "a coflow's bytes must stay exact in float64: use smaller flows")
+
+
+def _plainly_valid(phase: tuple[Flow, ...], n_hosts: int) -> bool:
+    """Whether every flow of ``phase`` passes :func:`_check_flows`, found in one numpy pass:
+    Python ints only, hosts in range and distinct, bytes within :data:`_FLOW_BYTES`. The
+    rules, value by value, cost a third of the simulation on a large trace (the whole FB
+    trace, 701,486 flows: 3.4 s, and 0.14 s so); a phase this does not vouch for is checked
+    flow by flow, which names its first bad field."""
+    values = [v for flow in phase for v in (flow.src, flow.dst, flow.bytes)]
+    if set(map(type, values)) != {int}:  # a bool, a float or a numpy number: the rules decide
+        return False
+    try:
+        src, dst, size = np.array(values, dtype=np.int64).reshape(-1, 3).T
+    except OverflowError:
+        return False
+    return bool(((src >= 0) & (src < n_hosts) & (dst >= 0) & (dst < n_hosts) & (src != dst)
+                 & (size >= 1) & (size <= MAX_BYTES)).all())
+
+
+def _check_flows(phase: tuple[Flow, ...], n_hosts: int, at: str) -> None:
+    """Check the flows of one phase (at field ``at``) one by one; raise for the first bad field."""
+    for f, flow in enumerate(phase):
+        fat = f"{at}[{f}]"
+        _check_host(flow.src, n_hosts, f"{fat}.src")
+        _check_host(flow.dst, n_hosts, f"{fat}.dst")
+        if flow.src == flow.dst:
+            raise ConfigError(fat, f"src == dst == {flow.src}: traffic inside a host is not a network flow",
+                              "remove the flow, or give two different hosts")
+        _FLOW_BYTES.check(f"{fat}.bytes", flow.bytes)
 
 
 def _validate_stages(cojob: Cojob, at: str) -> None:
