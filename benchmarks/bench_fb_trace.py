@@ -1,8 +1,9 @@
 """Classic coflow mode, timed: the Facebook 2010 trace on the fluid backend, per policy.
 
 Runs ``scenarios/fb-trace.toml`` (150-port big switch at 1 Gbps) with each coflow policy
-and prints the wall and CPU seconds, the number of flows and policy decisions, and the
-average CCT. A script, not a test.
+and prints the wall and CPU seconds, the number of flows and policy decisions, the
+average CCT, and the rate core's work: class fills (and how many only relevelled or
+resumed a recorded fill) and groups frozen by water-filling. A script, not a test.
 
 Usage::
 
@@ -18,6 +19,7 @@ import cProfile
 import pstats
 import time
 
+from ns3_hpsched import runner
 from ns3_hpsched.runner import simulate
 from ns3_hpsched.scenario import load_scenario
 
@@ -76,8 +78,11 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true",
                         help="also print where the time goes (cProfile, own time per part of the package)")
     args = parser.parse_args()
+    made = []  # the backend of each run, for its work counts
+    make_backend = runner.make_backend
+    runner.make_backend = lambda scenario: made.append(make_backend(scenario)) or made[-1]
     print(f"{'policy':10s} {'coflows':>7s} {'flows':>7s} {'decisions':>9s} {'wall_s':>7s} {'cpu_s':>7s} "
-          f"{'avg CCT s':>9s}")
+          f"{'avg CCT s':>9s} {'fills':>9s} {'relevel':>9s} {'resume':>9s} {'frozen':>13s}")
     for policy in args.policy or POLICIES:
         overrides = {"workload.max_coflows": args.coflows, "scheduler.name": policy}
         if args.trace:
@@ -91,8 +96,10 @@ def main() -> None:
         if profile:
             profile.disable()
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        work = made[-1].fill_counts()
         print(f"{policy:10s} {len(records.coflows):7d} {len(records.flows):7d} {records.decisions:9d} "
-              f"{wall:7.1f} {cpu:7.1f} {records.coflows['cct_s'].mean():9.3f}", flush=True)
+              f"{wall:7.1f} {cpu:7.1f} {records.coflows['cct_s'].mean():9.3f} {work['fills']:9,d} "
+              f"{work['relevelled']:9,d} {work['resumed']:9,d} {work['frozen']:13,d}", flush=True)
         if profile:
             print("   own time (profiled):", ", ".join(f"{part} {s:.1f} s" for part, s in _split(profile).items()))
 

@@ -302,6 +302,21 @@ def test_flows_done_heard_late_come_in_the_same_order_and_a_coflows_last_on_time
     pd.testing.assert_frame_equal(lagging_flows, eager_flows)
 
 
+def test_fill_counts_count_each_fill_and_the_groups_it_freezes():
+    """The rate core's work counters (for benchmarks) count what it did: four flows of one
+    class on distinct host pairs, started together, take one fill freezing four groups;
+    each allocation after a flow finishes fills the class once more, but the last one,
+    which finds the class empty."""
+    backend = FluidBackend(big_switch(8, rate_bps=C), latency=False)
+    seen = []
+    backend.on_allocate = lambda allocation: seen.append(backend.fill_counts())
+    for i in range(4):
+        backend.start_flow(FlowStart(i, i, i + 4, 1_000 * (i + 1), 0, 0))
+    backend.run()
+    assert (seen[0]["fills"], seen[0]["frozen"]) == (1, 4)
+    assert [counts["fills"] for counts in seen] == [1, 2, 3, 4, 4]
+
+
 def _random_run(seed=3, n_flows=60, latency=False):
     """A k=4 fat-tree with random flows arriving over 2 ms and class changes; returns the
     backend, the flows and every allocation."""

@@ -40,7 +40,7 @@ from . import core
 from .coflows import CoflowMeter, link_flows
 from .events import EventQueue
 from .flows import ACTIVE, DONE, FlowStore
-from .groups import GroupTable
+from .groups import N_CLASS_MOVES, N_FROZEN, N_RELEVELED, N_RESUMED, STAMP, GroupTable
 from .waterfill import scratch
 
 __all__ = ["FluidBackend", "Allocation"]
@@ -290,6 +290,15 @@ class FluidBackend(Backend):
     def allocation_counts(self) -> tuple[int, int]:
         """Allocations made so far, and the sum over them of the flows sending (for benchmarks)."""
         return int(self._loop[core.ALLOCATIONS]), int(self._loop[core.ACTIVE_SUM])
+
+    def fill_counts(self) -> dict[str, int]:
+        """The rate core's work so far (for benchmarks): class fills, of which relevelled
+        (levels worked out again) and resumed (heap fill continued from a recorded step), the
+        rest filled whole; groups frozen by water-filling; classes moved whole."""
+        counts = self._groups.counts
+        return {"fills": int(counts[STAMP]), "relevelled": int(counts[N_RELEVELED]),
+                "resumed": int(counts[N_RESUMED]), "frozen": int(counts[N_FROZEN]),
+                "class_moves": int(counts[N_CLASS_MOVES])}
 
     def describe(self) -> dict:
         """Backend settings for ``run.json``."""

@@ -80,7 +80,7 @@ import numpy as np
 
 from ...sched.fill import sift_down, sort_by
 from .flows import FINISH_RTOL
-from .groups import N_RELEVELED, N_RESUMED, STAMP, finish_time, set_full, stale_below
+from .groups import N_FROZEN, N_RELEVELED, N_RESUMED, STAMP, finish_time, set_full, stale_below
 from .kernel import kernel
 from .record import after, end_step, link_frozen, relevel, resume_point, settle, soonest_before, worth_relevelling
 
@@ -357,6 +357,7 @@ def _rounds(g, s, f, ports, c, m, rounds, now):
                 g.usage[q, c] += load
                 s.round[q, TOTAL] += load
                 s.count[q] -= g.weight[grp]
+        g.counts[N_FROZEN] += m - kept
         still = 0
         for p in busy[:n]:
             s.residual[p] -= s.round[p, TOTAL]
@@ -403,6 +404,7 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
             g.tier_n_row[c, k] = 0
     if step > 0:
         soonest_before(g, c, step)
+    n_new = 0  # groups this fill freezes, added to g.counts[N_FROZEN] once, at its end
     while size:
         k = s.heap[0]
         p = g.class_ports[c, k]
@@ -421,6 +423,7 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
             grp = h // width
             if g.mark[grp] != frozen and not 0 <= g.step[grp] < resume:
                 g.mark[grp] = frozen
+                n_new += 1
                 _freeze(g, s, f, grp, p, c, level, now)
                 if record:
                     g.step[grp] = step
@@ -443,6 +446,7 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
             g.step_port[c, step], g.step_level[c, step] = p, level
             end_step(g, c, step, last, n_frozen, earliest, earliest_done)
             step += 1
+    g.counts[N_FROZEN] += n_new
     if record:
         g.class_resume[c] = g.class_steps[c] = step  # nothing to redo, until a group of the class loses flows
         link_frozen(g, c, last, -1)
