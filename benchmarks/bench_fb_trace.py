@@ -80,7 +80,12 @@ def main() -> None:
     args = parser.parse_args()
     made = []  # the backend of each run, for its work counts
     make_backend = runner.make_backend
-    runner.make_backend = lambda scenario: made.append(make_backend(scenario)) or made[-1]
+
+    def keep(scenario):
+        made.append(make_backend(scenario))
+        return made[-1]
+
+    runner.make_backend = keep
     print(f"{'policy':10s} {'coflows':>7s} {'flows':>7s} {'decisions':>9s} {'wall_s':>7s} {'cpu_s':>7s} "
           f"{'avg CCT s':>9s} {'fills':>9s} {'relevel':>9s} {'resume':>9s} {'frozen':>13s}")
     for policy in args.policy or POLICIES:

@@ -257,28 +257,14 @@ def test_at_runs_equal_times_in_scheduling_order():
     assert (stats.end_s, stats.events) == (1.0, 5)
 
 
-def _callbacks(may_lag, latency, seed=5, n_flows=80):
-    """Every callback of a random run (coflows of four flows arriving over 2 ms on a k=4
-    fat-tree, class changes and empty callbacks in between), in the order they ran: (what,
-    id, the time it concerns, ``now()`` when it ran); and the flows table."""
-    rng = np.random.default_rng(seed)
-    topo = fat_tree(4, rate_bps=C)
-    backend = FluidBackend(topo, n_classes=3, latency=latency)
+def _callbacks(may_lag, latency):
+    """Every callback of a random run (:func:`_schedule_random_flows`), in the order they
+    ran: (what, id, the time it concerns, ``now()`` when it ran); and the flows table."""
+    backend = FluidBackend(fat_tree(4, rate_bps=C), n_classes=3, latency=latency)
     backend.flow_done_may_lag = may_lag
-    log, started = [], set()
+    log = []
     backend.on_flow_done = lambda fid, t: log.append(("done", fid, t, backend.now()))
-    for fid in range(n_flows):
-        src, dst = rng.choice(topo.n_hosts, size=2, replace=False)
-        flow = FlowStart(fid, int(src), int(dst), int(rng.integers(1_000, 2_000_000)), int(rng.integers(0, 3)),
-                         fid // 4)
-        t = float(rng.uniform(0, 2e-3))
-        backend.at(t, lambda f=flow, t=t: (log.append(("start", f.flow_id, t, backend.now())),
-                                           started.add(f.flow_id), backend.start_flow(f)))
-    for k in range(20):
-        t = float(rng.uniform(0, 3e-3))
-        fid, klass = int(rng.integers(n_flows)), int(rng.integers(3))
-        backend.at(t, lambda f=fid, c=klass, t=t, k=k: (log.append(("at", k, t, backend.now())),
-                                                        f in started and backend.set_priority(f, c)))
+    _schedule_random_flows(backend, np.random.default_rng(5), 80, log)
     backend.run()
     return log, backend.flows_table()
 
@@ -317,25 +303,33 @@ def test_fill_counts_count_each_fill_and_the_groups_it_freezes():
     assert [counts["fills"] for counts in seen] == [1, 2, 3, 4, 4]
 
 
-def _random_run(seed=3, n_flows=60, latency=False):
-    """A k=4 fat-tree with random flows arriving over 2 ms and class changes; returns the
-    backend, the flows and every allocation."""
-    rng = np.random.default_rng(seed)
-    topo = fat_tree(4, rate_bps=C)
-    backend = FluidBackend(topo, n_classes=3, latency=latency)
-    allocations = []
-    backend.on_allocate = allocations.append
+def _schedule_random_flows(backend, rng, n_flows, log=None):
+    """Schedule random flows on ``backend`` (3 classes): coflows of four flows between random
+    hosts arriving over 2 ms, and 20 class changes each after its flow's start; with
+    ``log``, each of those callbacks appends (what, id, the time it concerns, ``now()``).
+    Returns the flows."""
+    note = (lambda *entry: log.append((*entry, backend.now()))) if log is not None else (lambda *entry: None)
     flows, start_s = [], []
     for fid in range(n_flows):
-        src, dst = rng.choice(topo.n_hosts, size=2, replace=False)
+        src, dst = rng.choice(backend.topology.n_hosts, size=2, replace=False)
         flow = FlowStart(fid, int(src), int(dst), int(rng.integers(1_000, 2_000_000)),
                          int(rng.integers(0, 3)), int(fid // 4))
         flows.append(flow)
         start_s.append(float(rng.uniform(0, 2e-3)))
-        backend.at(start_s[-1], lambda f=flow: backend.start_flow(f))
-    for fid in rng.choice(n_flows, size=20).tolist():  # class changes after the start
-        backend.at(start_s[fid] + float(rng.uniform(0, 1e-3)),
-                   lambda f=fid, c=int(rng.integers(0, 3)): backend.set_priority(f, c))
+        backend.at(start_s[-1], lambda f=flow, t=start_s[-1]: (note("start", f.flow_id, t), backend.start_flow(f)))
+    for k, fid in enumerate(rng.choice(n_flows, size=20).tolist()):  # class changes after the start
+        t = start_s[fid] + float(rng.uniform(0, 1e-3))
+        backend.at(t, lambda f=fid, c=int(rng.integers(0, 3)), t=t, k=k: (note("at", k, t), backend.set_priority(f, c)))
+    return flows
+
+
+def _random_run(seed=3, n_flows=60, latency=False):
+    """A k=4 fat-tree with random flows arriving over 2 ms and class changes
+    (:func:`_schedule_random_flows`); returns the backend, the flows and every allocation."""
+    backend = FluidBackend(fat_tree(4, rate_bps=C), n_classes=3, latency=latency)
+    allocations = []
+    backend.on_allocate = allocations.append
+    flows = _schedule_random_flows(backend, np.random.default_rng(seed), n_flows)
     backend.run()
     return backend, flows, allocations
 
