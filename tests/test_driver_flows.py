@@ -74,3 +74,28 @@ def test_live_coflows_answer_as_their_flows_do(coflows, data):
         assert c.demand_s(TOPO.port_capacity_bps) == hand.demand_s(TOPO.port_capacity_bps)
         ids += c.flow_ids()
     assert view.flow_ids().tolist() == ids
+
+
+def test_a_coflow_asked_what_it_sent_reads_only_its_own_flows_once_per_decision():
+    """FIFO-LM asks a few coflows of many how much they sent: the backend is asked for
+    those coflows' unfinished, started flows, once per decision, not for every flow."""
+    asked: list[list[int]] = []
+    table = FlowTable(TOPO, lambda ids: asked.append(ids.tolist()) or 10 * ids)
+    coflows = []
+    for cid in range(3):
+        rows = table.release([Flow(0, 15, 1000)] * 4, coflow=cid, job=cid, cojob=cid, stage=0)
+        coflows.append(LiveCoflow(table, rows, cid, cid, cid, 0, 0, 0, 0.0))
+        table.klass[rows.start:rows.stop] = 0              # started
+    table.klass[7] = -1                                    # coflow 1's last flow not started yet
+    table.finish(4)                                        # and its first finished
+    coflows[1].flow_finished(4)
+    table.new_decision()
+    assert coflows[1].sent_bytes == 1000 + 10 * (5 + 6)    # finished: its size; unstarted: nothing
+    assert coflows[1].sent_bytes == 1000 + 10 * (5 + 6)
+    assert asked == [[5, 6]]
+    table.new_decision()
+    assert coflows[0].sent_bytes == 10 * (0 + 1 + 2 + 3)
+    assert asked == [[5, 6], [0, 1, 2, 3]]
+    table.sent_now()                                       # every unfinished flow read at once ...
+    assert coflows[2].sent_bytes == 10 * (8 + 9 + 10 + 11)
+    assert asked[2:] == [[0, 1, 2, 3, 5, 6, 8, 9, 10, 11]]  # ... and not again for one coflow

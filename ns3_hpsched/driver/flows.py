@@ -6,8 +6,10 @@ rows; each flow's five-tuple and path are computed there, once, and shared by th
 backend (through :class:`~ns3_hpsched.backends.base.FlowBatch`), the policies' view
 (:class:`LiveCoflow`) and the flows table (ideal FCT, ports).
 
-Byte counts are read from the backend at most once per decision, for all unfinished
-flows in one call, and only if the policy asks for them (:meth:`FlowTable.sent_now`).
+Byte counts are read from the backend only if the policy asks for them, at most once per
+decision: for all unfinished flows in one call when it asks for per-port or per-flow
+bytes (:meth:`FlowTable.sent_now`), for one coflow's when it asks how much that coflow
+has sent (:meth:`FlowTable.sent_of`).
 """
 
 from __future__ import annotations
@@ -120,12 +122,25 @@ class FlowTable:
     def sent_now(self) -> np.ndarray:
         """The ``sent`` column, current for this decision (read from the backend once)."""
         if self._sent_stamp != self._stamp:
-            rows = self.open_rows()
-            rows = rows[self.klass[rows] >= 0]
-            if len(rows):
-                self.sent[rows] = self._bytes_sent(rows)
+            self._read_sent(self.open_rows())
             self._sent_stamp = self._stamp
         return self.sent
+
+    def sent_of(self, rows: range) -> np.ndarray:
+        """The ``sent`` column of ``rows`` (one coflow's), current for this decision: read
+        from the backend for those rows alone unless :meth:`sent_now` read every flow's.
+        A policy that asks a few coflows (FIFO-LM asks its FIFO prefix up to the first
+        light coflow) then reads a few coflows' flows, not every unfinished one."""
+        s = slice(rows.start, rows.stop)
+        if self._sent_stamp != self._stamp:
+            self._read_sent(np.flatnonzero(self.open[s]) + rows.start)
+        return self.sent[s]
+
+    def _read_sent(self, rows: np.ndarray) -> None:
+        """Bring ``sent`` up to date for the started ones of the unfinished ``rows``."""
+        rows = rows[self.klass[rows] >= 0]
+        if len(rows):
+            self.sent[rows] = self._bytes_sent(rows)
 
     def _reserve(self, rows: int, hops: int) -> None:
         """Grow the columns to hold ``rows`` flows and ``hops`` path entries."""
@@ -178,13 +193,10 @@ class LiveCoflow(CoflowState):
         self._ports, self._hop_port = np.unique(t.path_ports[start:stop], return_inverse=True)
         self._hop_row = np.repeat(np.arange(rows.start, rows.stop), np.diff(t.path_offsets[rows.start:rows.stop + 1]))
 
-    def _sent_slice(self) -> np.ndarray:
-        return self._table.sent_now()[self.rows.start:self.rows.stop]
-
     @property
     def sent_bytes(self) -> int:
-        """Bytes of the coflow delivered so far (finished flows included)."""
-        return int(self._sent_slice().sum())
+        """Bytes of the coflow delivered so far (finished flows included; read once per decision)."""
+        return self._cached("sent_bytes", lambda: int(self._table.sent_of(self.rows).sum()))
 
     @property
     def flows(self) -> tuple[FlowState, ...]:
