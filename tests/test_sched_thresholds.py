@@ -7,6 +7,7 @@ import math
 from hypothesis import given, settings
 
 from ns3_hpsched.sched import make_policy
+from ns3_hpsched.sched.view import CoflowState
 from ns3_hpsched.workload.spec import Cojob, Flow, Job, Stage, Sync, Workload
 
 from .sched_views import as_lists, coflow, oracle, random_views, view
@@ -42,6 +43,29 @@ def test_fifo_lm_stops_the_prefix_at_the_first_light_coflow():
     decision = make_policy("fifo-lm", theta_bytes=2).decide(oracle(sent=(2, 1, 0, 0), now_s=2.0))
     assert as_lists(decision.order) == [[1, 2], [3, 4]]
     assert decision.watch == {2: 2}
+
+
+class Unread(CoflowState):
+    """A coflow whose sent bytes must not be read."""
+
+    __slots__ = ()
+
+    @property
+    def sent_bytes(self) -> int:
+        raise AssertionError(f"coflow {self.coflow_id}'s sent bytes were read")
+
+
+def test_fifo_lm_reads_a_coflow_it_found_heavy_no_more():
+    """Sent bytes only grow, so a coflow once heavy stays in the prefix without its bytes
+    being read again: at t = 2 the view's C1 could not say (reading it fails), yet the
+    decision is t = 1's with C2 heavy too (theta = 1)."""
+    policy = make_policy("fifo-lm", theta_bytes=1)
+    assert as_lists(policy.decide(oracle(sent=(1, 0, 0, 0), now_s=1.0)).order) == [[1, 2], [3, 4]]
+    later = oracle(sent=(1, 1, 0, 0), now_s=2.0)
+    later.coflows[1].__class__ = Unread
+    decision = policy.decide(later)
+    assert as_lists(decision.order) == [[1, 2, 3, 4]]
+    assert decision.watch == {3: 1}
 
 
 def test_fifo_lm_learns_theta_as_the_percentile_of_released_coflow_sizes():

@@ -16,7 +16,7 @@ from .base import Policy
 from .classes import class_per_coflow, flow_ids
 from .params import check_number, field
 from .ties import tie_key
-from .view import Decision, View
+from .view import CoflowState, Decision, View
 
 __all__ = ["FifoLM", "coflow_size_percentile"]
 
@@ -31,7 +31,9 @@ class FifoLM(Policy):
 
     The decision watches only the first light coflow: it is the only one whose turning
     heavy changes the active set (a later light coflow's bytes are read afresh when it
-    becomes the first light one).
+    becomes the first light one). A coflow's sent bytes only grow, so one found heavy
+    stays heavy: its bytes are not read again (a decision reads the coflows from the
+    first not yet known heavy to the first light, usually one).
 
     Parameters
     ----------
@@ -57,9 +59,11 @@ class FifoLM(Policy):
         self.tie_break = tie_break
         self._key = tie_key(tie_break)
         self._theta = self.theta_bytes
+        self._heavy: set[int] = set()
 
     def setup(self, workload: Workload) -> None:
         """Learn the heavy threshold from the workload's coflow sizes unless it was given."""
+        self._heavy.clear()
         if self.theta_bytes is None:
             self._theta = coflow_size_percentile(workload, self.theta_percentile)
 
@@ -71,13 +75,21 @@ class FifoLM(Policy):
         coflows = sorted(view.coflows.values(), key=self._key)
         if not coflows:
             return Decision(order=[])
-        first_light = next((i for i, c in enumerate(coflows) if c.sent_bytes < self._theta),
-                           len(coflows) - 1)
+        first_light = next((i for i, c in enumerate(coflows) if not self._is_heavy(c)), len(coflows) - 1)
         order = [flow_ids(coflows[:first_light + 1]), *class_per_coflow(coflows[first_light + 1:])]
         head = coflows[first_light]
-        light = head.sent_bytes < self._theta and math.isfinite(self._theta)
+        light = not self._is_heavy(head) and math.isfinite(self._theta)
         watch = {head.coflow_id: math.ceil(self._theta)} if light else {}
         return Decision(order=order, watch=watch)
+
+    def _is_heavy(self, coflow: CoflowState) -> bool:
+        """Whether ``coflow`` has sent ``theta`` bytes (remembered once it has)."""
+        if coflow.coflow_id in self._heavy:
+            return True
+        if coflow.sent_bytes < self._theta:
+            return False
+        self._heavy.add(coflow.coflow_id)
+        return True
 
     def describe(self) -> dict:
         """Name and parameters, with the threshold actually used."""
