@@ -8,8 +8,8 @@ backend (through :class:`~ns3_hpsched.backends.base.FlowBatch`), the policies' v
 
 Byte counts are read from the backend only if the policy asks for them, at most once per
 decision: for all unfinished flows in one call when it asks for per-port or per-flow
-bytes (:meth:`FlowTable.sent_now`), for one coflow's when it asks how much that coflow
-has sent (:meth:`FlowTable.sent_of`).
+bytes (:meth:`FlowTable.sent_now`) or for a second coflow's total, for one coflow's when
+it asks that coflow's total first (:meth:`FlowTable.sent_of`).
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ class FlowTable:
         self._stamp = 0            # decision number
         self._low = 0              # no flow below this row is unfinished
         self._open_rows: tuple[int, np.ndarray] = (-1, np.zeros(0, dtype=np.int64))
-        self._sent_stamp = -1
+        self._sent_stamp = -1     # the decision that read every unfinished flow's bytes
+        self._alone_stamp = -1    # the decision that read one coflow's alone
 
     def release(self, flows: Sequence[Flow], coflow: int, job: int, cojob: int, stage: int) -> range:
         """Add one coflow's flows (not started yet); return their rows (= flow ids).
@@ -127,13 +128,20 @@ class FlowTable:
         return self.sent
 
     def sent_of(self, rows: range) -> np.ndarray:
-        """The ``sent`` column of ``rows`` (one coflow's), current for this decision: read
-        from the backend for those rows alone unless :meth:`sent_now` read every flow's.
-        A policy that asks a few coflows (FIFO-LM asks its FIFO prefix up to the first
-        light coflow) then reads a few coflows' flows, not every unfinished one."""
+        """The ``sent`` column of ``rows`` (one coflow's), current for this decision.
+
+        The first coflow asked in a decision is read from the backend alone, the next one
+        with every unfinished flow (:meth:`sent_now`): FIFO-LM, which asks the first coflow
+        not yet known heavy, reads one coflow's flows, while Aalo, which asks every coflow,
+        pays one call to the backend more, not one per coflow (each costs tens of
+        microseconds whatever its size)."""
         s = slice(rows.start, rows.stop)
-        if self._sent_stamp != self._stamp:
-            self._read_sent(np.flatnonzero(self.open[s]) + rows.start)
+        if self._sent_stamp == self._stamp:
+            return self.sent[s]
+        if self._alone_stamp == self._stamp:
+            return self.sent_now()[s]
+        self._alone_stamp = self._stamp
+        self._read_sent(np.flatnonzero(self.open[s]) + rows.start)
         return self.sent[s]
 
     def _read_sent(self, rows: np.ndarray) -> None:
