@@ -98,4 +98,7 @@ def test_the_first_coflow_asked_what_it_sent_is_read_alone_a_second_reads_all():
     assert coflows[0].sent_bytes == 10 * (0 + 1 + 2 + 3)
     assert coflows[2].sent_bytes == 10 * (8 + 9 + 10 + 11)
     assert coflows[1].sent_bytes == 1000 + 10 * (5 + 6)
-    assert asked[1:] == [[0, 1, 2, 3], [0, 1, 2, 3, 5, 6, 8, 9, 10, 11]]
+    assert asked[1:] == [[0, 1, 2, 3], [5, 6, 8, 9, 10, 11]]   # the first coflow's not read twice
+    table.new_decision()
+    table.sent_now()
+    assert asked[3:] == [[0, 1, 2, 3, 5, 6, 8, 9, 10, 11]]

@@ -56,6 +56,7 @@ class FlowTable:
         self._open_rows: tuple[int, np.ndarray] = (-1, np.zeros(0, dtype=np.int64))
         self._sent_stamp = -1     # the decision that read every unfinished flow's bytes
         self._alone_stamp = -1    # the decision that read one coflow's alone
+        self._alone = range(0)    # and that coflow's rows
 
     def release(self, flows: Sequence[Flow], coflow: int, job: int, cojob: int, stage: int) -> range:
         """Add one coflow's flows (not started yet); return their rows (= flow ids).
@@ -123,7 +124,10 @@ class FlowTable:
     def sent_now(self) -> np.ndarray:
         """The ``sent`` column, current for this decision (read from the backend once)."""
         if self._sent_stamp != self._stamp:
-            self._read_sent(self.open_rows())
+            rows = self.open_rows()
+            if self._alone_stamp == self._stamp:  # one coflow's are current already
+                rows = rows[(rows < self._alone.start) | (rows >= self._alone.stop)]
+            self._read_sent(rows)
             self._sent_stamp = self._stamp
         return self.sent
 
@@ -131,16 +135,16 @@ class FlowTable:
         """The ``sent`` column of ``rows`` (one coflow's), current for this decision.
 
         The first coflow asked in a decision is read from the backend alone, the next one
-        with every unfinished flow (:meth:`sent_now`): FIFO-LM, which asks the first coflow
-        not yet known heavy, reads one coflow's flows, while Aalo, which asks every coflow,
-        pays one call to the backend more, not one per coflow (each costs tens of
+        with every other unfinished flow (:meth:`sent_now`): FIFO-LM, which asks the first
+        coflow not yet known heavy, reads one coflow's flows, while Aalo, which asks every
+        coflow, pays one call to the backend more, not one per coflow (each costs tens of
         microseconds whatever its size)."""
         s = slice(rows.start, rows.stop)
         if self._sent_stamp == self._stamp:
             return self.sent[s]
         if self._alone_stamp == self._stamp:
             return self.sent_now()[s]
-        self._alone_stamp = self._stamp
+        self._alone_stamp, self._alone = self._stamp, rows
         self._read_sent(np.flatnonzero(self.open[s]) + rows.start)
         return self.sent[s]
 
