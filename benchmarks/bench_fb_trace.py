@@ -2,8 +2,9 @@
 
 Runs ``scenarios/fb-trace.toml`` (150-port big switch at 1 Gbps) with each coflow policy
 and prints the wall and CPU seconds, the number of flows and policy decisions, the
-average CCT, and the rate core's work: class fills (and how many only relevelled or
-resumed a recorded fill) and groups frozen by water-filling. A script, not a test.
+average CCT, and the rate core's work: class fills (and how many only relevelled a
+recorded fill, redid it over its steps, or resumed it) and groups frozen one by one by
+water-filling. A script, not a test.
 
 Usage::
 
@@ -87,7 +88,7 @@ def main() -> None:
 
     runner.make_backend = keep
     print(f"{'policy':10s} {'coflows':>7s} {'flows':>7s} {'decisions':>9s} {'wall_s':>7s} {'cpu_s':>7s} "
-          f"{'avg CCT s':>9s} {'fills':>9s} {'relevel':>9s} {'resume':>9s} {'frozen':>13s}")
+          f"{'avg CCT s':>9s} {'fills':>9s} {'relevel':>9s} {'stepped':>9s} {'resume':>9s} {'frozen':>13s}")
     for policy in args.policy or POLICIES:
         overrides = {"workload.max_coflows": args.coflows, "scheduler.name": policy}
         if args.trace:
@@ -104,7 +105,7 @@ def main() -> None:
         work = made[-1].fill_counts()
         print(f"{policy:10s} {len(records.coflows):7d} {len(records.flows):7d} {records.decisions:9d} "
               f"{wall:7.1f} {cpu:7.1f} {records.coflows['cct_s'].mean():9.3f} {work['fills']:9,d} "
-              f"{work['relevelled']:9,d} {work['resumed']:9,d} {work['frozen']:13,d}", flush=True)
+              f"{work['relevelled']:9,d} {work['stepped']:9,d} {work['resumed']:9,d} {work['frozen']:13,d}", flush=True)
         if profile:
             print("   own time (profiled):", ", ".join(f"{part} {s:.1f} s" for part, s in _split(profile).items()))
 

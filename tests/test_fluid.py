@@ -6,7 +6,7 @@ import pytest
 
 from ns3_hpsched.backends.base import FlowBatch, FlowStart
 from ns3_hpsched.backends.fluid import FluidBackend
-from ns3_hpsched.backends.fluid.groups import N_RELEVELED, N_RESUMED
+from ns3_hpsched.backends.fluid.groups import N_RELEVELED, N_RESUMED, N_STEPPED
 from ns3_hpsched.errors import ConfigError
 from ns3_hpsched.sched.allocator import max_min_allocate
 from ns3_hpsched.topology import big_switch, dumbbell, fat_tree
@@ -386,15 +386,17 @@ def test_incremental_allocation_equals_allocating_from_scratch(n_flows):
 
 
 @pytest.mark.parametrize("n_ports, n_flows, largest, seed", [(8, 150, 2e6, 0), (16, 400, 1e8, 1), (16, 300, 1e9, 2)])
-def test_a_fill_resumed_or_relevelled_after_flows_finish_equals_allocating_from_scratch(n_ports, n_flows, largest, seed):
+def test_a_fill_resumed_relevelled_or_stepped_after_flows_finish_equals_allocating_from_scratch(
+        n_ports, n_flows, largest, seed):
     """One dense class on a big switch, every flow started at once with its own size, so each
     later allocation follows flows finishing only: the fill relevels the steps of the one
-    before, or where those no longer give max-min rates resumes it at the first step a
-    finished flow's group froze at (or, where relevelling left the steps' levels out of
-    order, at the last step before it that no earlier step froze higher than a later one);
-    both happen, and the rates are the allocator's from scratch, at every allocation. Sizes
-    are spread over decades (log-uniform from 1 kB to ``largest``), as in traces; the last
-    two cases fail if a fill resumes relevelled steps where an earlier one froze higher."""
+    before, or where those no longer give max-min rates redoes them as steps (:mod:`.steps`),
+    or, where relevelling would not pay, resumes the heap at the first step a finished flow's
+    group froze at (or, where relevelling left the steps' levels out of order, at the last
+    step before it that no earlier step froze higher than a later one); all three happen, and
+    the rates are the allocator's from scratch, at every allocation. Sizes are spread over
+    decades (log-uniform from 1 kB to ``largest``), as in traces; the last two cases fail if
+    a fill resumes relevelled steps where an earlier one froze higher."""
     rng = np.random.default_rng(seed)
     topo = big_switch(n_ports, rate_bps=C)
     backend = FluidBackend(topo, n_classes=1, latency=False)
@@ -405,8 +407,8 @@ def test_a_fill_resumed_or_relevelled_after_flows_finish_equals_allocating_from_
     backend.start_flows(FlowBatch.of(flows, topo))
     backend.run()
     counts = backend._groups.counts
-    assert counts[N_RESUMED] > 0 and counts[N_RELEVELED] > 0
-    assert counts[N_RESUMED] + counts[N_RELEVELED] > len(allocations) // 2
+    assert counts[N_RESUMED] > 0 and counts[N_RELEVELED] > 0 and counts[N_STEPPED] > 0
+    assert counts[N_RESUMED] + counts[N_RELEVELED] + counts[N_STEPPED] > len(allocations) // 2
     paths = {f.flow_id: topo.flow_path(f.flow_id, f.src, f.dst) for f in flows}
     for alloc in allocations:
         scratch = max_min_allocate([paths[fid] for fid in alloc.flow_ids.tolist()], alloc.classes,

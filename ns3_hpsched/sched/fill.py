@@ -25,7 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["allocate_rates", "allocate_grouped", "fill_classes", "gather_hops", "lowest_class_on", "port_sum", "sift_down",
+__all__ = ["allocate_rates", "allocate_grouped", "fill_classes", "gather_hops", "lowest_class_on", "port_sum", "pop_min", "sift_down",
            "sort_by", "ALL_ROUNDS"]
 
 #: "No limit" on the parallel rounds of a class (:func:`fill_classes`' ``max_rounds``).
@@ -243,6 +243,15 @@ def sift_down(heap, key, size, i):
             return
         heap[i], heap[smallest] = heap[smallest], heap[i]
         i = smallest
+
+
+@numba.njit(cache=True)
+def pop_min(heap, key, size):
+    """Remove the top of the min-heap ``heap[:size]`` (see :func:`sift_down`); return the new size."""
+    size -= 1
+    heap[0] = heap[size]
+    sift_down(heap, key, size, 0)
+    return size
 
 
 @numba.njit(cache=True)

@@ -40,7 +40,7 @@ from . import core
 from .coflows import CoflowMeter, link_flows
 from .events import EventQueue
 from .flows import ACTIVE, DONE, FlowStore
-from .groups import N_CLASS_MOVES, N_FROZEN, N_RELEVELED, N_RESUMED, STAMP, GroupTable
+from .groups import N_CLASS_MOVES, N_FROZEN, N_RELEVELED, N_RESUMED, N_STEPPED, STAMP, GroupTable
 from .waterfill import scratch
 
 __all__ = ["FluidBackend", "Allocation"]
@@ -293,11 +293,13 @@ class FluidBackend(Backend):
 
     def fill_counts(self) -> dict[str, int]:
         """The rate core's work so far (for benchmarks): class fills, of which relevelled
-        (levels worked out again) and resumed (heap fill continued from a recorded step), the
-        rest filled whole; groups frozen by water-filling; classes moved whole."""
+        (levels worked out again), stepped (redone over the recorded fill's steps) and resumed
+        (heap fill continued from a recorded step), the rest filled whole; groups frozen one by
+        one by water-filling; classes moved whole."""
         counts = self._groups.counts
         return {"fills": int(counts[STAMP]), "relevelled": int(counts[N_RELEVELED]),
-                "resumed": int(counts[N_RESUMED]), "frozen": int(counts[N_FROZEN]),
+                "stepped": int(counts[N_STEPPED]), "resumed": int(counts[N_RESUMED]),
+                "frozen": int(counts[N_FROZEN]),
                 "class_moves": int(counts[N_CLASS_MOVES])}
 
     def describe(self) -> dict:

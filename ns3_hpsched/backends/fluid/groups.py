@@ -61,7 +61,7 @@ from .flows import ACTIVE
 from .kernel import kernel
 
 __all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "N_RESUMED",
-           "N_RELEVELED", "PARKED_STALE", "N_CLASS_MOVES", "N_FROZEN", "TIER_PORTS", "push_front", "unlink",
+           "N_RELEVELED", "PARKED_STALE", "N_CLASS_MOVES", "N_FROZEN", "N_STEPPED", "TIER_PORTS", "push_front", "unlink",
            "set_full", "move_class", "parked_times", "refresh_parked", "stale_room", "stale_below"]
 
 #: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class
@@ -70,9 +70,10 @@ __all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKE
 #: meter last looked (``rerated[:counts[N_RERATED]]``), fills that resumed a recorded one, fills
 #: that only worked out its levels again (:mod:`.waterfill`), whether a parked group with an
 #: explicit rate was unparked or freed since ``parked_soonest`` was last worked out, classes
-#: moved whole (:func:`move_class`), and groups frozen by water-filling (a fill's work).
+#: moved whole (:func:`move_class`), groups frozen one by one by water-filling (a fill's work),
+#: and fills redone over the steps of the recorded one (:mod:`.steps`).
 (N_LIVE, N_FREE, STAMP, N_OPEN, PARKED_DUE, N_RERATED, N_RESUMED, N_RELEVELED, PARKED_STALE, N_CLASS_MOVES,
- N_FROZEN) = range(11)
+ N_FROZEN, N_STEPPED) = range(12)
 
 #: Networks of at most this many ports keep, per class, the flows each step of its recorded
 #: fill froze on every port (``tier_weight``: classes x ports x ports, as floats, 2 MB per class
@@ -188,7 +189,7 @@ class GroupTable(Columns):
         self.hop_next = np.full(capacity * width, -1, dtype=np.int64)
         self.hop_prev = np.full(capacity * width, -1, dtype=np.int64)
         self.free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
-        self.counts = np.zeros(N_FROZEN + 1, dtype=np.int64)
+        self.counts = np.zeros(N_STEPPED + 1, dtype=np.int64)
         self.counts[N_FREE] = capacity
         self.slot = np.full(n_classes, -1, dtype=np.int64)
         self.class_head = np.full(n_classes, -1, dtype=np.int64)

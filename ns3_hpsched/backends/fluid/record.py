@@ -62,10 +62,12 @@ through the steps redone on average. Resuming the heap there instead would not h
 kept steps would then hold a group frozen higher than that port's new level. Counting the
 groups of the failed fills' records frozen at or above the lowest level redone (65.1 M)
 against those from the departures' step on (64.4 M) shows that resuming by level instead of
-by step would not help either. What would is an incremental fill that moves only the groups
-whose bottleneck changes. Under ``aalo`` and ``sincronia`` the fills after a port filled or
-freed make 49.6 M of 139.5 M and 57.9 M of 164.9 M freezes, and the fills whose rooms
-changed and whose relevel failed or would not pay 78.6 M and 97.8 M.
+by step would not help either. Those fills keep nearly every group at its bottleneck
+(99.84%), so a failed relevel now redoes the fill over the record's steps instead
+(:mod:`.steps`), freezing one by one only the groups of the steps it splits. Under ``aalo``
+and ``sincronia`` the fills after a port filled or freed make 49.6 M of 139.5 M and 57.9 M
+of 164.9 M freezes, and the fills whose rooms changed and whose relevel failed or would not
+pay 78.6 M and 97.8 M (counted before the fills over steps).
 """
 
 from __future__ import annotations

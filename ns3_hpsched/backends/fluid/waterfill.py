@@ -59,7 +59,8 @@ this way freezes 44 M groups on the first 100 FB coflows where whole fills froze
 
 **Relevelling a fill.** Where the steps of the recorded fill still give max-min rates, a
 fill that would resume (or, its rooms changed, fill whole) only works out their levels
-again (:mod:`.record`). Relevelled levels may decrease along the steps, so a fill
+again (:mod:`.record`); where they do not, it water-fills the steps themselves, splitting
+the few whose groups now meet another bottleneck first (:mod:`.steps`). Relevelled levels may decrease along the steps, so a fill
 resumes a record at the latest step, no later than the departures reach, before which no
 step froze higher than any after (:func:`~.record.resume_point`; a heap's record splits
 at every step). On the FB trace under ``fair`` (one dense class; flows arrive coflow by
@@ -78,11 +79,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...sched.fill import sift_down, sort_by
+from ...sched.fill import pop_min, sift_down, sort_by
 from .flows import FINISH_RTOL
-from .groups import N_FROZEN, N_RELEVELED, N_RESUMED, STAMP, finish_time, set_full, stale_below
+from .groups import N_FROZEN, N_RELEVELED, N_RESUMED, N_STEPPED, STAMP, TIER_PORTS, finish_time, set_full, stale_below
 from .kernel import kernel
 from .record import after, end_step, link_frozen, relevel, resume_point, settle, soonest_before, worth_relevelling
+from .steps import step_fill
 
 __all__ = ["Scratch", "scratch", "refill", "RESIDUAL_RTOL"]
 
@@ -116,6 +118,17 @@ class Scratch(NamedTuple):
     total: np.ndarray      #: the load they put on each port
     highest: np.ndarray    #: and the highest of them on each port
     kept: np.ndarray       #: whether a relevelled step kept its level and its groups (nothing to refreeze)
+    cell_port: np.ndarray  #: a fill over steps (:mod:`.steps`): each cell's port, flows and old step,
+    cell_w: np.ndarray
+    cell_step: np.ndarray
+    step_cell: np.ndarray  #: the cells of old step k: ``step_cell[k]:step_cell[k + 1]``
+    port_first: np.ndarray #: and of port p: ``port_cells[port_first[p]:port_first[p + 1]]``
+    port_cells: np.ndarray
+    cell_at: np.ndarray    #: per port, a cell there (of the step being split)
+    bundle_head: np.ndarray  #: per old step, its groups not frozen yet (linked by ``freeze_next``)
+    bundle_w: np.ndarray   #: and their flows
+    bundle_done: np.ndarray
+    soonest: np.ndarray    #: the earliest finish times of the groups of the step being frozen
 
 
 #: Columns of :attr:`Scratch.round`: the smallest share of the groups crossing the port,
@@ -127,10 +140,16 @@ LOWEST, TOTAL = 0, 1
 def scratch(n_ports: int) -> Scratch:
     """Work arrays for a network of ``n_ports`` ports."""
     ints, floats = np.zeros(n_ports, dtype=np.int64), np.zeros(n_ports)
+    cells = n_ports * n_ports if n_ports <= TIER_PORTS else 0  # a step's rows: only where records have them
     return Scratch(residual=floats.copy(), count=ints.copy(), key=floats.copy(), heap=ints.copy(),
                    round=np.zeros((n_ports, 2)), flipped=np.zeros(n_ports + 1, dtype=np.int64), ports=ints.copy(),
                    seen=ints.copy(), before=floats.copy(), level=floats.copy(), total=floats.copy(),
-                   highest=floats.copy(), kept=np.zeros(n_ports, dtype=np.bool_))
+                   highest=floats.copy(), kept=np.zeros(n_ports, dtype=np.bool_),
+                   cell_port=np.zeros(cells, dtype=np.int64), cell_w=np.zeros(cells),
+                   cell_step=np.zeros(cells, dtype=np.int64), step_cell=np.zeros(n_ports + 1, dtype=np.int64),
+                   port_first=np.zeros(n_ports + 1, dtype=np.int64), port_cells=np.zeros(cells, dtype=np.int64),
+                   cell_at=ints.copy(), bundle_head=ints.copy(), bundle_w=floats.copy(),
+                   bundle_done=np.zeros(n_ports, dtype=np.bool_), soonest=np.zeros(2))
 
 
 @kernel
@@ -210,8 +229,11 @@ def _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed):
     resume = -1 if rooms_changed else kept
     g.class_resume[c] = -1  # until a recorded fill ends (_heap_fill)
     start = 0 if rooms_changed else kept
-    if kept >= 0 and worth_relevelling(g, c, start, m) and relevel(g, s, f, ports, c, now, start, RESIDUAL_RTOL):
+    tried = kept >= 0 and worth_relevelling(g, c, start, m)
+    if tried and relevel(g, s, f, ports, c, now, start, RESIDUAL_RTOL):
         g.counts[N_RELEVELED] += 1
+    elif tried and step_fill(g, s, f, ports, c, now, resume_point(g, s, c, start) if start > 0 else 0):
+        g.counts[N_STEPPED] += 1
     else:
         _fill_groups(g, s, f, ports, c, now, dense, shared, resume)
     _usage_changed(g, s, c, m)
@@ -409,14 +431,14 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
         k = s.heap[0]
         p = g.class_ports[c, k]
         if s.count[p] == 0:  # every group here froze at another bottleneck
-            size = _pop(s.heap, s.key, size)
+            size = pop_min(s.heap, s.key, size)
             continue
         level = s.residual[p] / s.count[p]
         if level > s.key[k]:  # stale: freezing elsewhere raised this port's share
             s.key[k] = level
             sift_down(s.heap, s.key, size, 0)
             continue
-        size = _pop(s.heap, s.key, size)
+        size = pop_min(s.heap, s.key, size)
         earliest, earliest_done = np.inf, np.inf  # of the groups this step freezes
         h = g.port_head[p, c]
         while h >= 0:
@@ -510,10 +532,3 @@ def _freeze(g, s, f, grp, bottleneck, c, level, now):
             s.count[q] -= w
 
 
-@kernel
-def _pop(heap, key, size):
-    """Remove the top of the min-heap ``heap[:size]``; return the new size."""
-    size -= 1
-    heap[0] = heap[size]
-    sift_down(heap, key, size, 0)
-    return size
