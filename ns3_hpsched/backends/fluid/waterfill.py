@@ -232,7 +232,7 @@ def _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed):
     tried = kept >= 0 and worth_relevelling(g, c, start, m)
     if tried and relevel(g, s, f, ports, c, now, start, RESIDUAL_RTOL):
         g.counts[N_RELEVELED] += 1
-    elif tried and step_fill(g, s, f, ports, c, now, resume_point(g, s, c, start) if start > 0 else 0):
+    elif tried and not shared and step_fill(g, s, f, ports, c, now, resume_point(g, s, c, start) if start > 0 else 0):
         g.counts[N_STEPPED] += 1
     else:
         _fill_groups(g, s, f, ports, c, now, dense, shared, resume)
