@@ -208,8 +208,9 @@ def _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed):
     """Max-min fill of class ``c``'s open groups in its rooms (its parked ones send
     nothing): rounds unless explicit rates share its ports, then the heap for whatever
     the rounds left (see the module docstring). Whether the class is dense counts its
-    parked groups too; a dense class's fill is recorded, for its next fill to relevel or
-    resume."""
+    parked groups too; a dense class's fill is recorded, for its next fill to relevel,
+    redo over its steps where relevelling fails (not under explicit rates: see
+    :mod:`.steps`) or resume."""
     n = g.class_n_ports[c]
     g.class_dirty[c] = 0
     g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
