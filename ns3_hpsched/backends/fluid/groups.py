@@ -62,7 +62,7 @@ from .kernel import kernel
 
 __all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKED_DUE", "N_RERATED", "N_RESUMED",
            "N_RELEVELED", "PARKED_STALE", "N_CLASS_MOVES", "N_FROZEN", "N_STEPPED", "TIER_PORTS", "push_front", "unlink",
-           "set_full", "move_class", "parked_times", "refresh_parked", "stale_room", "stale_below"]
+           "set_full", "carry", "move_class", "parked_times", "refresh_parked", "stale_room", "stale_below"]
 
 #: Entries of :attr:`Groups.counts`: live groups, free group numbers, water-fill stamps so far (one a class
 #: fill), open groups, whether a group was parked done (within the finish tolerance of its size)
@@ -686,3 +686,20 @@ def bytes_sent(g, f, r, dt):
     grp = f.group[r]
     remaining = f.level[r] - g.clock[grp] - (g.given[grp] + g.fill[grp]) * dt / 8
     return min(max(f.size[r] - remaining, 0.0), f.size[r])
+
+
+@kernel(inline="always")
+def carry(g, residual, count, grp, bottleneck, c, level):
+    """Group ``grp`` of class ``c``, frozen at ``level`` per flow at port ``bottleneck``: its
+    load goes on the class's usage of its ports, and off the ``residual`` of the others,
+    with its flows off their ``count`` (a water-fill's; the bottleneck's own are cleared
+    by the caller)."""
+    w = g.weight[grp]
+    load = level * w
+    for q in g.path[grp]:
+        if q < 0:
+            break
+        g.usage[q, c] += load
+        if q != bottleneck:
+            residual[q] = max(residual[q] - load, 0.0)
+            count[q] -= w

@@ -33,7 +33,7 @@ import numpy as np
 
 from ...sched.fill import pop_min, sift_down
 from .flows import FINISH_RTOL
-from .groups import N_FROZEN, STAMP, finish_time
+from .groups import N_FROZEN, STAMP, carry, finish_time
 from .kernel import kernel
 from .record import after, end_step, link_frozen, soonest_before
 
@@ -239,14 +239,10 @@ def _split_step(g, s, f, b, p, c, step, level, now, last, n_frozen):
         else:
             s.bundle_head[b] = nxt
         wgt = g.weight[grp]
-        load = level * wgt
+        carry(g, s.residual, s.count, grp, p, c, level)
         for q in g.path[grp]:
             if q < 0:
                 break
-            g.usage[q, c] += load
-            if q != p:
-                s.residual[q] = max(s.residual[q] - load, 0.0)
-                s.count[q] -= wgt
             s.cell_w[s.cell_at[q]] -= wgt
             _add_row(g, c, step, q, wgt)
         s.bundle_w[b] -= wgt

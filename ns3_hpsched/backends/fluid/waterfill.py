@@ -81,7 +81,8 @@ import numpy as np
 
 from ...sched.fill import pop_min, sift_down, sort_by
 from .flows import FINISH_RTOL
-from .groups import N_FROZEN, N_RELEVELED, N_RESUMED, N_STEPPED, STAMP, TIER_PORTS, finish_time, set_full, stale_below
+from .groups import (N_FROZEN, N_RELEVELED, N_RESUMED, N_STEPPED, STAMP, TIER_PORTS, carry, finish_time, set_full,
+                     stale_below)
 from .kernel import kernel
 from .record import after, end_step, link_frozen, relevel, resume_point, settle, soonest_before, worth_relevelling
 from .steps import step_fill
@@ -522,14 +523,6 @@ def _freeze(g, s, f, grp, bottleneck, c, level, now):
     residual and count are cleared by the caller)."""
     g.fill[grp] = level
     finish_time(g, grp, now, f.level, f.size, f.member_next, FINISH_RTOL)
-    w = g.weight[grp]
-    load = level * w
-    for q in g.path[grp]:
-        if q < 0:
-            break
-        g.usage[q, c] += load
-        if q != bottleneck:
-            s.residual[q] = max(s.residual[q] - load, 0.0)
-            s.count[q] -= w
+    carry(g, s.residual, s.count, grp, bottleneck, c, level)
 
 
