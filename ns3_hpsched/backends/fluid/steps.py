@@ -24,7 +24,7 @@ rare. The rates are a whole fill's up to round-off, like a resumed heap's.
 A class sharing ports with explicit rates (Varys) resumes the heap as before: with fills
 over steps there too, one whole-trace run of ``varys`` took 158 s against 133 s for the
 build before (one pair; 241,857 fills over steps, groups frozen one by one 1,149 M ->
-298 M), and why was not found in the time there was.
+298 M); the cause is not known yet.
 """
 
 from __future__ import annotations
