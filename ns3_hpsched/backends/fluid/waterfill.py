@@ -210,8 +210,7 @@ def _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed):
     nothing): rounds unless explicit rates share its ports, then the heap for whatever
     the rounds left (see the module docstring). Whether the class is dense counts its
     parked groups too; a dense class's fill is recorded, for its next fill to relevel,
-    redo over its steps where relevelling fails (not under explicit rates: see
-    :mod:`.steps`) or resume."""
+    redo over its steps where relevelling fails, or resume."""
     n = g.class_n_ports[c]
     g.class_dirty[c] = 0
     g.class_soonest[c, 0] = g.class_soonest[c, 1] = np.inf
@@ -234,7 +233,7 @@ def _fill_class(g, s, f, given_port, c, now, explicit, rooms_changed):
     tried = kept >= 0 and worth_relevelling(g, c, start, m)
     if tried and relevel(g, s, f, ports, c, now, start, RESIDUAL_RTOL):
         g.counts[N_RELEVELED] += 1
-    elif tried and not shared and step_fill(g, s, f, ports, c, now, resume_point(g, s, c, start) if start > 0 else 0):
+    elif tried and step_fill(g, s, f, ports, c, now, resume_point(g, s, c, start) if start > 0 else 0):
         g.counts[N_STEPPED] += 1
     else:
         _fill_groups(g, s, f, ports, c, now, dense, shared, resume)
