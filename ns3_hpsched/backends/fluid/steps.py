@@ -22,11 +22,12 @@ freezes whole only when all its flows cross the bottleneck); the record's makes 
 rare. The rates are a whole fill's up to round-off, like a resumed heap's.
 
 Explicit rates (Varys) only take room from the class, as the classes above do, so the
-same holds under them. There each group is one flow with a rate of its own, and a fill
-over steps still gives every group its finish time: whole FB trace, ``varys``, 123.0 s
-against 123.1 s and 109.9 s against 124.6 s (two pairs, against resuming the heap; groups
-frozen one by one 1,149 M -> 298 M). One earlier pair, 158 s against 133 s, was not seen
-again.
+same holds under them. It saves little there: under Varys every group is one flow (a
+class per coflow, with one flow per machine pair, or a flow with an explicit rate of its
+own), and the work left per group, its rate and finish times, is most of a fill. Whole FB
+trace, ``varys``: 123.0 s against 123.1 s and 109.9 s against 124.6 s (two pairs, against
+resuming the heap; groups frozen one by one 1,149 M -> 298 M); one earlier pair, 158 s
+against 133 s, was not seen again.
 """
 
 from __future__ import annotations
