@@ -56,6 +56,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ...sched.fill import pop_min, sift_down
 from .columns import Columns
 from .flows import ACTIVE
 from .kernel import kernel
@@ -703,3 +704,26 @@ def carry(g, residual, count, grp, bottleneck, c, level):
         if q != bottleneck:
             residual[q] = max(residual[q] - load, 0.0)
             count[q] -= w
+
+
+@kernel(inline="always")
+def next_bottleneck(g, heap, key, residual, count, c, size):
+    """Pop the next bottleneck of class ``c``'s water-fill off the heap ``heap[:size]`` of
+    positions in its port list, keyed by share: ports whose flows all froze elsewhere are
+    dropped, and a stale key (freezing elsewhere raised the port's share) is raised and
+    sifted down, until the top holds its port's share. Returns the port (-1 once the heap
+    is empty), its level and the heap's new size."""
+    while size:
+        k = heap[0]
+        p = g.class_ports[c, k]
+        if count[p] == 0:
+            size = pop_min(heap, key, size)
+            continue
+        level = residual[p] / count[p]
+        if level > key[k]:
+            key[k] = level
+            sift_down(heap, key, size, 0)
+            continue
+        return p, level, pop_min(heap, key, size)
+    return -1, 0.0, 0
+

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...sched.fill import pop_min, sift_down
+from ...sched.fill import sift_down
 from .flows import FINISH_RTOL
-from .groups import N_FROZEN, STAMP, carry, finish_time
+from .groups import N_FROZEN, STAMP, carry, finish_time, next_bottleneck
 from .kernel import kernel
 from .record import after, end_step, link_frozen, soonest_before
 
@@ -63,17 +63,9 @@ def step_fill(g, s, f, ports, c, now, resume):
     n_frozen = g.step_frozen[c, resume - 1] if resume > 0 else 0
     step = resume
     while size:
-        k = s.heap[0]
-        p = g.class_ports[c, k]
-        if s.count[p] == 0:
-            size = pop_min(s.heap, s.key, size)
-            continue
-        level = s.residual[p] / s.count[p]
-        if level > s.key[k]:  # stale: freezing elsewhere raised this port's share
-            s.key[k] = level
-            sift_down(s.heap, s.key, size, 0)
-            continue
-        size = pop_min(s.heap, s.key, size)
+        p, level, size = next_bottleneck(g, s.heap, s.key, s.residual, s.count, c, size)
+        if p < 0:
+            break
         s.soonest[0] = s.soonest[1] = np.inf
         for i in range(s.port_first[p], s.port_first[p + 1]):
             j = s.port_cells[i]

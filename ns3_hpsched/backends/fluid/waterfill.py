@@ -79,10 +79,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...sched.fill import pop_min, sift_down, sort_by
+from ...sched.fill import sift_down, sort_by
 from .flows import FINISH_RTOL
-from .groups import (N_FROZEN, N_RELEVELED, N_RESUMED, N_STEPPED, STAMP, TIER_PORTS, carry, finish_time, set_full,
-                     stale_below)
+from .groups import (N_FROZEN, N_RELEVELED, N_RESUMED, N_STEPPED, STAMP, TIER_PORTS, carry, finish_time,
+                     next_bottleneck, set_full, stale_below)
 from .kernel import kernel
 from .record import after, end_step, link_frozen, relevel, resume_point, settle, soonest_before, worth_relevelling
 from .steps import step_fill
@@ -429,17 +429,9 @@ def _heap_fill(g, s, f, ports, c, now, record, resume):
         soonest_before(g, c, step)
     n_new = 0  # groups this fill freezes, added to g.counts[N_FROZEN] once, at its end
     while size:
-        k = s.heap[0]
-        p = g.class_ports[c, k]
-        if s.count[p] == 0:  # every group here froze at another bottleneck
-            size = pop_min(s.heap, s.key, size)
-            continue
-        level = s.residual[p] / s.count[p]
-        if level > s.key[k]:  # stale: freezing elsewhere raised this port's share
-            s.key[k] = level
-            sift_down(s.heap, s.key, size, 0)
-            continue
-        size = pop_min(s.heap, s.key, size)
+        p, level, size = next_bottleneck(g, s.heap, s.key, s.residual, s.count, c, size)
+        if p < 0:
+            break
         earliest, earliest_done = np.inf, np.inf  # of the groups this step freezes
         h = g.port_head[p, c]
         while h >= 0:
