@@ -726,4 +726,3 @@ def next_bottleneck(g, heap, key, residual, count, c, size):
             continue
         return p, level, pop_min(heap, key, size)
     return -1, 0.0, 0
-
