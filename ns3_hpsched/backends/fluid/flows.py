@@ -8,9 +8,10 @@ byte delivered at ``finish_s``). Waiting records queue in ``pending_*``, sorted 
 time they send their first byte, ties in the order they were started.
 
 Paths are stored once per distinct path, a *route* (a row of the padded port matrix
-``route_path``); a record names its route. Records link into two lists: the members of
-their group (``member_next``/``member_prev``) and, until they finish, the unfinished
-flows of their coflow (``coflow_next``/``coflow_prev``, see :mod:`.coflows`).
+``route_path``, numbered by :class:`~.routes.RouteIndex`); a record names its route.
+Records link into two lists: the members of their group (``member_next``/``member_prev``)
+and, until they finish, the unfinished flows of their coflow (``coflow_next``/
+``coflow_prev``, see :mod:`.coflows`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from .columns import Columns
 from .ids import IdIndex
+from .routes import RouteIndex
 
 __all__ = ["FlowStore", "Flows", "WAITING", "ACTIVE", "DONE", "NEXT", "N_PENDING", "SEQ", "FINISH_RTOL"]
 
@@ -92,8 +94,8 @@ class FlowStore(Columns):
         self.n = 0
         for name, (dtype, fill) in _COLUMNS.items():
             setattr(self, name, np.full(capacity, fill, dtype=dtype))
-        self.route_path = np.full((capacity, width), -1, dtype=np.int64)
-        self._route_of: dict[tuple[int, ...], int] = {}
+        self._routes = RouteIndex(capacity, width)
+        self.route_path = self._routes.path
         self._index = IdIndex()
         self.counts = np.zeros(3, dtype=np.int64)
         self.pending_s = np.empty(0)
@@ -104,7 +106,7 @@ class FlowStore(Columns):
     @property
     def n_routes(self) -> int:
         """Distinct paths seen so far."""
-        return len(self._route_of)
+        return len(self._routes)
 
     def add_batch(self, flow_id: np.ndarray, src: np.ndarray, dst: np.ndarray, size: np.ndarray,
                   klass: np.ndarray, coflow: np.ndarray, path_offsets: np.ndarray, path_ports: np.ndarray,
@@ -125,7 +127,9 @@ class FlowStore(Columns):
         for name, values in (("flow_id", flow_id), ("src", src), ("dst", dst), ("size", size),
                              ("klass", klass), ("coflow", coflow), ("start_s", start_s)):
             getattr(self, name)[r:r + n] = values
-        self.route[r:r + n] = self._routes(path_offsets, path_ports)
+        self.route[r:r + n] = self._routes.routes(path_offsets, path_ports)
+        if self.route_path is not self._routes.path:  # grown: the compiled loop takes the new one
+            self.route_path = self._routes.path
         self._index.add(flow_id, np.arange(r, r + n))
         self.n += n
         return np.arange(r, r + n)
@@ -151,25 +155,6 @@ class FlowStore(Columns):
         self.pending_recs = np.concatenate([self.pending_recs[waiting], recs])[order]
         self.pending_tag = np.concatenate([self.pending_tag[waiting], np.full(len(recs), tag, dtype=np.int64)])[order]
         c[NEXT], c[N_PENDING] = 0, len(times)
-
-    def _routes(self, path_offsets: np.ndarray, path_ports: np.ndarray) -> np.ndarray:
-        """The route of each path of a batch, adding the routes not seen before."""
-        bounds = path_offsets.tolist()
-        ports = path_ports.tolist()
-        keys = [tuple(ports[a:b]) for a, b in zip(bounds, bounds[1:])]
-        new = [k for k in dict.fromkeys(keys) if k not in self._route_of]
-        if new:
-            first = len(self._route_of)
-            width = max(map(len, new))
-            while first + len(new) > len(self.route_path):
-                self.route_path = np.concatenate([self.route_path, np.full_like(self.route_path, -1)])
-            if width > self.route_path.shape[1]:
-                self.route_path = np.pad(self.route_path, ((0, 0), (0, width - self.route_path.shape[1])),
-                                         constant_values=-1)
-            for i, key in enumerate(new):
-                self.route_path[first + i, :len(key)] = key
-                self._route_of[key] = first + i
-        return np.fromiter(map(self._route_of.__getitem__, keys), dtype=np.int64, count=len(keys))
 
     def paths(self, recs: np.ndarray) -> np.ndarray:
         """Padded paths of records ``recs`` (one row each, -1 after the last port)."""
