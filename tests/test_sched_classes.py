@@ -41,6 +41,15 @@ def test_a_flow_listed_twice_is_a_policy_bug():
         order_to_classes([[1, 2], [2]], 8)
 
 
+@pytest.mark.parametrize("order, again", [([[5, 6, 7], [1, 2], [7, 8]], 7), ([[1, 2, 3], [4, 5], [0, 3]], 3),
+                                          ([[10, 11], [0, 1], [11]], 11)])
+def test_a_repeat_between_rising_runs_is_found(order, again):
+    """Classes of rising ids (coflows' rows, the usual order) whose ranges overlap by one id:
+    the quick pass for disjoint runs must not pass them, and the id is named."""
+    with pytest.raises(ValueError, match=f"flow {again} appears"):
+        order_to_classes(order, 8)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.lists(st.one_of(st.integers(0, 40), st.integers(0, 2**40)), max_size=6), max_size=6),
        st.integers(1, 8))

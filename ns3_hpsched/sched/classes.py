@@ -73,11 +73,12 @@ def order_arrays(order: Sequence[Iterable[int]], n_classes: int) -> tuple[np.nda
 def _first_repeat(ids):
     """Position of the first id that occurred earlier in ``ids`` (-1 if none).
 
-    A table over the ids' range when it is compact (the usual case: ids are rows of the
-    driver's flow table), else a sort.
+    None when the ids rise in runs over ranges that do not overlap (the usual order: a
+    class per coflow, each its flows' rows in order), one pass; otherwise a table over the
+    ids' range when it is compact (ids are rows of the driver's flow table), else a sort.
     """
     n = len(ids)
-    if n < 2:
+    if n < 2 or _disjoint_runs(ids):
         return -1
     low, high = ids.min(), ids.max()
     if high - low < 4 * n + 4096:
@@ -93,6 +94,29 @@ def _first_repeat(ids):
         if ids[order[k]] == ids[order[k - 1]] and (first < 0 or order[k] < first):
             first = order[k]
     return first
+
+
+@numba.njit(cache=True)
+def _disjoint_runs(ids):
+    """Whether ``ids`` (two or more) split into strictly rising runs whose ranges
+    ``[first, last]`` do not overlap: then no id occurs twice."""
+    n_runs = 1
+    for i in range(1, len(ids)):
+        n_runs += ids[i] <= ids[i - 1]
+    first, last = np.empty(n_runs, dtype=ids.dtype), np.empty(n_runs, dtype=ids.dtype)
+    k = 0
+    first[0] = ids[0]
+    for i in range(1, len(ids)):
+        if ids[i] <= ids[i - 1]:
+            last[k] = ids[i - 1]
+            k += 1
+            first[k] = ids[i]
+    last[k] = ids[len(ids) - 1]
+    order = np.argsort(first)
+    for j in range(1, n_runs):
+        if first[order[j]] <= last[order[j - 1]]:
+            return False
+    return True
 
 
 def flow_ids(coflows: Iterable[CoflowState]) -> np.ndarray:
