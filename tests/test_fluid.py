@@ -201,7 +201,8 @@ def test_watches_fire_when_the_allocations_bring_their_coflows_to_them():
     random share of its bytes (some never reached): every watch fires exactly when the rates
     of the allocations, integrated, bring its coflow's bytes to the threshold, and no other
     fires -- whether its crossing was known exactly or only by its lower bound (its rate
-    changed since its flows were last walked) when the time came."""
+    changed since its flows were last walked) when the time came, and whether or not it was
+    armed again with the same threshold in between."""
     rng = np.random.default_rng(4)
     topo = fat_tree(4, rate_bps=C)
     backend = FluidBackend(topo, n_classes=3, latency=False)
@@ -222,6 +223,8 @@ def test_watches_fire_when_the_allocations_bring_their_coflows_to_them():
     for fid in rng.choice(80, size=30).tolist():
         backend.at(start_of[fid // 4] + float(rng.uniform(0, 2e-3)),
                    lambda f=fid, c=int(rng.integers(0, 3)): backend.set_priority(f, c))
+    for k in rng.choice(20, size=40).tolist():  # armed again, as Aalo's decisions do: changes nothing
+        backend.at(start_of[k] + float(rng.uniform(0, 3e-3)), lambda k=k: backend.watch_coflow(k, threshold[k]))
     backend.run()
     sent, expected = dict.fromkeys(threshold, 0.0), {}
     for alloc, nxt in zip(allocations, allocations[1:]):

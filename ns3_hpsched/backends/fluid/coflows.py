@@ -137,6 +137,12 @@ class CoflowMeter(Columns):
             array[k] = value
         self.count[0] = n + 1
 
+    def watching(self, idx: int, threshold_bytes: float) -> bool:
+        """Whether coflow ``idx`` is watched for ``threshold_bytes``."""
+        n = int(self.count[0])
+        k = int(np.searchsorted(self.watched[:n], idx))
+        return k < n and self.watched[k] == idx and self.threshold[k] == threshold_bytes
+
     def unwatch(self, idx: int) -> None:
         """Forget the watch on coflow ``idx``, if any."""
         n = int(self.count[0])
