@@ -101,6 +101,9 @@ C = ["cojobs", 0]
      "w.json:cojobs[0].stages[2].join", "new configurations"),
     (bad(C + ["jobs", 0, "pattern"], "tree"), "w.json:cojobs[0].jobs[0].pattern", "ring"),
     (bad(C + ["jobs", 0, "colour"], "red"), "w.json:cojobs[0].jobs[0].colour", "use only"),
+    (bad(["version"], 2), "w.json:format", "version 1"),
+    (bad(["version"], True), "w.json:format", "version 1"),  # equal to 1 in Python, not a version
+    (bad(["version"], 1.0), "w.json:format", "version 1"),
 ])
 def test_bad_file_names_field_and_fix(tmp_path, doc, field, fix_word):
     """Every bad-file case fails on reading with the JSON path of the field and a fix."""

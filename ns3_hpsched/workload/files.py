@@ -311,7 +311,8 @@ def _stages_from_dict(docs, at: str, job_ids: list) -> tuple[Stage, ...]:
 def workload_from_dict(doc, n_hosts: int, where: str = "workload") -> Workload:
     """Build and validate the :class:`Workload` a document states (see the module docstring)."""
     doc = _object(doc, where, _TOP_KEYS, ("cojobs",))
-    if doc.get("format", FORMAT) != FORMAT or doc.get("version", VERSION) != VERSION:
+    version = doc.get("version", VERSION)
+    if doc.get("format", FORMAT) != FORMAT or type(version) is not int or version != VERSION:  # true == 1
         raise ConfigError(_child(where, "format"), f"is {doc.get('format')!r} version {doc.get('version')!r}",
                           f"this reader takes format {FORMAT!r} version {VERSION}")
     bytes_scale = _SCALE.check(_child(where, "bytes_scale"), doc.get("bytes_scale", 1.0))
