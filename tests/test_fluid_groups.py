@@ -9,7 +9,8 @@ import pytest
 
 from ns3_hpsched.backends.base import FlowBatch, FlowStart
 from ns3_hpsched.backends.fluid import FluidBackend
-from ns3_hpsched.backends.fluid.groups import N_CLASS_MOVES, N_OPEN, PARKED_STALE, GroupTable, group_for
+from ns3_hpsched.backends.fluid.groups import (N_CLASS_MOVES, N_LIVE, N_OPEN, PARKED_STALE, SCAN_RATIO, GroupTable,
+                                             group_for)
 from ns3_hpsched.backends.fluid.waterfill import RESIDUAL_RTOL
 from ns3_hpsched.sched.allocator import max_min_allocate
 from ns3_hpsched.topology import big_switch, fat_tree
@@ -255,3 +256,43 @@ def test_coflow_orders_moving_whole_classes_keep_the_books_and_the_allocators_ra
     backend.run()
     assert done == set(paths)
     assert backend._groups.counts[N_CLASS_MOVES] > 20 and max(parked_given) > 0
+
+
+@pytest.mark.parametrize("background, moved, scanned", [(300, 2, False), (4, 60, True)])
+def test_a_class_moved_whole_is_relabelled_whether_walked_or_scanned(background, moved, scanned):
+    """A coflow in class 1 moves up whole when the flow in class 0 finishes. A class with
+    few hops among many live groups is found by walking its hop lists, one with many by
+    reading the live groups (:data:`SCAN_RATIO`); either way its flows are in class 0 with
+    their groups, the slots hold, and the rates are the allocator's from scratch."""
+    rng = np.random.default_rng(5)
+    C = 8e9
+    topo = fat_tree(4, rate_bps=C)
+    backend = FluidBackend(topo, n_classes=3, latency=False)
+    flows, paths, named, regime = [], {}, {}, []
+    for fid in range(1 + moved + background):
+        klass, size = (0, 10_000) if fid == 0 else (1, 50_000_000) if fid <= moved else (2, 50_000_000)
+        src, dst = rng.choice(topo.n_hosts, size=2, replace=False)
+        flows.append(FlowStart(fid, int(src), int(dst), size, klass))
+        paths[fid], named[fid] = topo.flow_path(fid, int(src), int(dst)), klass
+
+    def move_up(fid, t):
+        if fid == 0:
+            table = backend._groups
+            regime.append(bool(table.class_crossings[1] * SCAN_RATIO >= table.counts[N_LIVE]))
+            ids = np.arange(1, 1 + moved)
+            backend.set_priorities(ids, np.zeros(moved, dtype=np.int64))
+            named.update(dict.fromkeys(ids.tolist(), 0))
+
+    def check(alloc):
+        _check_slots(backend)
+        assert alloc.classes.tolist() == [named[fid] for fid in alloc.flow_ids.tolist()]
+        scratch = max_min_allocate([paths[fid] for fid in alloc.flow_ids.tolist()], alloc.classes,
+                                   topo.port_capacity_bps)
+        np.testing.assert_allclose(alloc.rates_bps, scratch, rtol=1e-9, atol=1e-3)
+
+    backend.on_flow_done = move_up
+    backend.on_allocate = check
+    for flow in flows:
+        backend.start_flow(flow)
+    backend.run()
+    assert regime == [scanned] and backend._groups.counts[N_CLASS_MOVES] == 1

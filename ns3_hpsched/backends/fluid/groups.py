@@ -82,6 +82,11 @@ __all__ = ["Groups", "GroupTable", "N_LIVE", "N_FREE", "STAMP", "N_OPEN", "PARKE
 #: out the levels alone (:mod:`.record`).
 TIER_PORTS = 512
 
+#: A class moved whole finds its groups by reading every live group when its flows' hops
+#: number at least the live groups over this (:func:`move_class`): reading them in order
+#: costs a few nanoseconds a group, walking the hop lists one dependent load a hop.
+SCAN_RATIO = 8
+
 #: Per-group arrays: dtype and the value of an unused group.
 _GROUP_COLUMNS = {
     "route": (np.int64, -1), "klass": (np.int64, 0), "alone": (np.bool_, False), "weight": (np.int64, 0),
@@ -383,8 +388,10 @@ def move_class(g, c, d, klass, member_next):
     ``d``'s rooms are worked out again at its next fill, and so are those of the classes
     below the higher of the two on its ports (another class's usage is above them now);
     both records start afresh (their next fills are whole), as after a join. Costs a pass
-    over the ports and the class's hops and flows, where moving the flows one by one costs
-    a leave and a join each.
+    over the ports and the class's groups and flows, where moving the flows one by one costs
+    a leave and a join each. The class's groups are found in the live groups, read in
+    order, when its hops are at least 1 / :data:`SCAN_RATIO` of their number, else by
+    walking its hop lists (one dependent load, often a cache miss, per hop).
     """
     for a in (g.class_head, g.class_n_ports, g.class_dirty, g.class_crossings, g.class_n_fill, g.class_n_stale):
         a[c], a[d] = a[d], a[c]
@@ -400,27 +407,38 @@ def move_class(g, c, d, klass, member_next):
         g.usage[p, c], g.usage[p, d] = g.usage[p, d], g.usage[p, c]
         g.room[p, c], g.room[p, d] = g.room[p, d], g.room[p, c]
         g.stale[p, c], g.stale[p, d] = g.stale[p, d], g.stale[p, c]
-    n_classes = g.port_head.shape[1]
-    width = g.path.shape[1]
+    if g.class_crossings[d] * SCAN_RATIO >= g.counts[N_LIVE]:
+        for grp in g.live[:g.counts[N_LIVE]]:
+            if g.klass[grp] == c:
+                _relabel(g, grp, c, d, klass, member_next)
+    else:
+        width = g.path.shape[1]
+        for p in g.class_ports[d, :g.class_n_ports[d]]:
+            for h in (g.port_head[p, d], g.park_head[p, d]):
+                while h >= 0:
+                    grp, h = h // width, g.hop_next[h]
+                    if g.klass[grp] == c:  # else relabelled at another port
+                        _relabel(g, grp, c, d, klass, member_next)
     for p in g.class_ports[d, :g.class_n_ports[d]]:
-        for h in (g.port_head[p, d], g.park_head[p, d]):
-            while h >= 0:
-                grp, h = h // width, g.hop_next[h]
-                if g.klass[grp] != c:
-                    continue  # relabelled at another port
-                g.klass[grp] = d
-                if not g.alone[grp]:
-                    g.slot[g.route[grp] * n_classes + c] = -1
-                    g.slot[g.route[grp] * n_classes + d] = grp
-                r = g.first[grp]
-                while r >= 0:
-                    klass[r] = d
-                    r = member_next[r]
         stale_room(g, p, d)
         stale_below(g, p, min(c, d))
     g.class_dirty[c] = g.class_dirty[d] = 1
     g.class_resume[c] = g.class_resume[d] = -1
     g.counts[N_CLASS_MOVES] += 1
+
+
+@kernel(inline="always")
+def _relabel(g, grp, c, d, klass, member_next):
+    """Group ``grp`` of class ``c``, and its flows, are now of class ``d``."""
+    g.klass[grp] = d
+    if not g.alone[grp]:
+        n_classes = g.port_head.shape[1]
+        g.slot[g.route[grp] * n_classes + c] = -1
+        g.slot[g.route[grp] * n_classes + d] = grp
+    r = g.first[grp]
+    while r >= 0:
+        klass[r] = d
+        r = member_next[r]
 
 
 @kernel
