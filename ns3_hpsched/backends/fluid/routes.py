@@ -20,6 +20,7 @@ from .kernel import kernel
 
 __all__ = ["RouteIndex"]
 
+
 class RouteIndex:
     """Route numbers of paths, adding the paths not seen before (see the module docstring).
 
@@ -37,6 +38,7 @@ class RouteIndex:
         self._count = np.zeros(1, dtype=np.int64)
 
     def __len__(self) -> int:
+        """Routes numbered so far."""
         return int(self._count[0])
 
     def routes(self, path_offsets: np.ndarray, path_ports: np.ndarray) -> np.ndarray:
@@ -45,9 +47,9 @@ class RouteIndex:
         ports = np.asarray(path_ports, dtype=np.int64)
         n = len(offsets) - 1
         out = np.empty(n, dtype=np.int64)
-        if n and int(np.diff(offsets).max()) > self.path.shape[1]:
-            extra = int(np.diff(offsets).max()) - self.path.shape[1]
-            self.path = np.pad(self.path, ((0, 0), (0, extra)), constant_values=-1)
+        longest = int(np.diff(offsets).max()) if n else 0
+        if longest > self.path.shape[1]:
+            self.path = np.pad(self.path, ((0, 0), (0, longest - self.path.shape[1])), constant_values=-1)
         done = 0
         while done < n:
             done = _intern(offsets, ports, done, self.path, self._slots, self._count, out)
