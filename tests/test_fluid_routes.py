@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ns3_hpsched.backends.fluid.routes import RouteIndex
@@ -20,6 +20,7 @@ def _columns(paths: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return offsets, np.array([port for p in paths for port in p], dtype=np.int64)
 
 
+@settings(deadline=None)  # the first examples compile the table's kernels (growing, rehashing)
 @given(_BATCHES, st.integers(1, 4), st.integers(1, 3))
 def test_routes_are_numbered_in_order_of_first_appearance(batches, capacity, width):
     """Batch by batch, every path gets the number a dict would give it (new paths in order
