@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-__all__ = ["FiveTuple", "mix64", "node_seed", "flow_hash", "hash_words", "flow_five_tuple", "flow_ports",
+__all__ = ["FiveTuple", "mix64", "splitmix64", "node_seed", "flow_hash", "hash_words", "flow_five_tuple", "flow_ports",
            "host_ip", "ip_str"]
 
 PROTO_TCP = 6
@@ -39,8 +39,10 @@ class FiveTuple(NamedTuple):
 
 
 @numba.njit("uint64(uint64)", cache=True)
-def _mix64(z):
-    """SplitMix64 finaliser on a uint64 (numba's uint64 arithmetic wraps mod 2**64, as C++ does)."""
+def splitmix64(z):
+    """SplitMix64 finaliser on a uint64, compiled (numba's uint64 arithmetic wraps mod 2**64,
+    as C++ does): the project's one 64-bit mixer, for ECMP hashes and the fluid backend's
+    route table alike."""
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
@@ -54,14 +56,14 @@ def hash_words(seed, src_ip, dst_ip, ports):
     (:mod:`~ns3_hpsched.topology.paths`) both call this; the C++ router repeats it.
     """
     h = seed
-    h = _mix64(h ^ src_ip)
-    h = _mix64(h ^ dst_ip)
-    return _mix64(h ^ ports)
+    h = splitmix64(h ^ src_ip)
+    h = splitmix64(h ^ dst_ip)
+    return splitmix64(h ^ ports)
 
 
 def mix64(z: int) -> int:
     """SplitMix64 finaliser: a fast, well-mixed 64-bit permutation (same in C++)."""
-    return int(_mix64(np.uint64(z & 0xFFFFFFFFFFFFFFFF)))
+    return int(splitmix64(np.uint64(z & 0xFFFFFFFFFFFFFFFF)))
 
 
 def node_seed(ecmp_seed: int, node: int) -> int:

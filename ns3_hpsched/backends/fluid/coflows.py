@@ -139,18 +139,22 @@ class CoflowMeter(Columns):
 
     def watching(self, idx: int, threshold_bytes: float) -> bool:
         """Whether coflow ``idx`` is watched for ``threshold_bytes``."""
-        n = int(self.count[0])
-        k = int(np.searchsorted(self.watched[:n], idx))
-        return k < n and self.watched[k] == idx and self.threshold[k] == threshold_bytes
+        k = self._position(idx)
+        return k >= 0 and self.threshold[k] == threshold_bytes
 
     def unwatch(self, idx: int) -> None:
         """Forget the watch on coflow ``idx``, if any."""
-        n = int(self.count[0])
-        k = int(np.searchsorted(self.watched[:n], idx))
-        if k < n and self.watched[k] == idx:
+        n, k = int(self.count[0]), self._position(idx)
+        if k >= 0:
             for array in (self.watched, self.threshold, self.cross_at, self.low_at, self.exact):
                 array[k:n - 1] = array[k + 1:n].copy()
             self.count[0] = n - 1
+
+    def _position(self, idx: int) -> int:
+        """Where coflow ``idx``'s watch is in ``watched`` (-1: it has none)."""
+        n = int(self.count[0])
+        k = int(np.searchsorted(self.watched[:n], idx))
+        return k if k < n and self.watched[k] == idx else -1
 
 
 # -- kernels --------------------------------------------------------------------------------
