@@ -46,7 +46,7 @@ from .coflows import (Coflows, bound_crossings, coflow_sent, flow_finished, flow
                       rates_moved)
 from .flows import ACTIVE, DONE, FINISH_RTOL, N_PENDING, NEXT, SEQ, WAITING, Flows
 from .groups import (N_LIVE, N_OPEN, PARKED_DUE, Groups, bytes_sent, group_for, join, leave, move_class,
-                     parked_times, refresh_parked, stale_below, tally_groups)
+                     parked_times, refresh_parked, set_due, stale_below, tally_groups)
 from .kernel import kernel
 from .waterfill import Scratch, refill
 
@@ -361,10 +361,11 @@ def _collect_done(c, t, kept):
     """
     f, g = c.f, c.g
     n = 0
-    groups = g.live[:g.counts[N_LIVE]] if g.counts[PARKED_DUE] else g.opened[:g.counts[N_OPEN]]
+    everyone = g.counts[PARKED_DUE]
     g.counts[PARKED_DUE] = 0
-    for grp in groups:
-        if g.done_at[grp] > t:
+    for i in range(g.counts[N_LIVE] if everyone else g.counts[N_OPEN]):
+        grp = g.live[i] if everyone else g.opened[i]
+        if (g.done_at[grp] if everyone else g.open_done[i]) > t:
             continue
         clock = g.clock[grp]
         reach = f.level[g.first_done[grp]] - clock
@@ -376,7 +377,7 @@ def _collect_done(c, t, kept):
                 n += 1
             r = f.member_next[r]
         if g.blocked[grp]:
-            g.finish_at[grp] = g.done_at[grp] = np.inf
+            set_due(g, grp, np.inf, np.inf)
     return n
 
 
