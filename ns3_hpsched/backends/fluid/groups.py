@@ -43,9 +43,10 @@ its groups are relabelled, where moving its flows one by one costs a leave and a
 
 Group numbers are reused once a group empties; the live ones are ``live[:counts[N_LIVE]]``,
 the ones whose clocks move (open, or parked with an explicit rate)
-``opened[:counts[N_OPEN]]``, each with its ``done_at`` beside it in ``open_done``: the loop
-looks for the groups due at each instant a flow finishes, and reading those times in order
-costs less than reading each group's. Hop ``j`` of group ``g`` is port ``path[g, j]`` and entry
+``opened[:counts[N_OPEN]]``, each with its ``done_at`` and its rate beside it in ``open_done``
+and ``open_rate``: the loop looks for the groups due at each instant a flow finishes, and
+moves their clocks at each instant time moves, and reading those values in order costs less
+than reading each group's. Hop ``j`` of group ``g`` is port ``path[g, j]`` and entry
 ``g * width + j`` of the port lists (``width``: hops of the longest route). Each group
 keeps its own copy of its route's ports: live groups reuse low numbers, so water-filling
 reads their ports from a table the size of the active groups rather than from the route
@@ -97,7 +98,8 @@ _GROUP_COLUMNS = {
     "done_at": (np.float64, np.inf), "finish_rate": (np.float64, -1.0),
     "live_pos": (np.int64, -1), "mark": (np.int64, 0), "live": (np.int64, -1), "unfrozen": (np.int64, -1),
     "class_next": (np.int64, -1), "class_prev": (np.int64, -1), "blocked": (np.int64, 0),
-    "opened": (np.int64, -1), "open_pos": (np.int64, -1), "open_done": (np.float64, np.inf), "rerated": (np.int64, -1), "is_rerated": (np.bool_, False),
+    "opened": (np.int64, -1), "open_pos": (np.int64, -1), "open_done": (np.float64, np.inf),
+    "open_rate": (np.float64, -1.0), "rerated": (np.int64, -1), "is_rerated": (np.bool_, False),
     "step": (np.int64, -1), "load": (np.float64, 0.0), "freeze_next": (np.int64, -1),
 }
 
@@ -127,6 +129,7 @@ class Groups(NamedTuple):
     opened: np.ndarray        #: the groups whose clocks move: open ones, and parked ``alone`` ones
     open_pos: np.ndarray      #: position in ``opened`` (-1: parked without an explicit rate, or free)
     open_done: np.ndarray     #: ``done_at`` of the group at each position of ``opened``
+    open_rate: np.ndarray     #: and its ``finish_rate``, the rate its clock moves at
     rerated: np.ndarray       #: the groups whose rate changed since the coflow meter last looked
     is_rerated: np.ndarray    #: whether a group is in ``rerated``
     step: np.ndarray          #: the step of its class's last recorded fill that froze it (see :mod:`.waterfill`)
@@ -651,8 +654,9 @@ def _set_remove(members, pos, counts, k, grp):
 
 @kernel(inline="always")
 def _open(g, grp):
-    """Group ``grp``'s clock starts moving: it joins ``opened``, its ``done_at`` beside it."""
+    """Group ``grp``'s clock starts moving: it joins ``opened``, its ``done_at`` and rate beside it."""
     g.open_done[g.counts[N_OPEN]] = g.done_at[grp]
+    g.open_rate[g.counts[N_OPEN]] = g.finish_rate[grp]
     _set_add(g.opened, g.open_pos, g.counts, N_OPEN, grp)
 
 
@@ -660,6 +664,7 @@ def _open(g, grp):
 def _close(g, grp):
     """Group ``grp``'s clock stops: it leaves ``opened``, whose last member takes its place."""
     g.open_done[g.open_pos[grp]] = g.open_done[g.counts[N_OPEN] - 1]
+    g.open_rate[g.open_pos[grp]] = g.open_rate[g.counts[N_OPEN] - 1]
     _set_remove(g.opened, g.open_pos, g.counts, N_OPEN, grp)
 
 
@@ -675,10 +680,11 @@ def set_due(g, grp, finish_at, done_at):
 @kernel
 def tally_groups(g, dt):
     """Advance the clock of every group that sends (``opened``) by ``dt`` seconds at its
-    flows' rate (a parked group sends nothing, or its explicit rate)."""
+    flows' rate (a parked group sends nothing, or its explicit rate): the rate its finish
+    times were worked out for, which every allocation sets (:func:`finish_time`) before
+    time moves."""
     for i in range(g.counts[N_OPEN]):
-        grp = g.opened[i]
-        g.clock[grp] += (g.given[grp] + g.fill[grp]) * dt / 8
+        g.clock[g.opened[i]] += g.open_rate[i] * dt / 8
 
 
 @kernel(inline="always")
@@ -707,6 +713,8 @@ def finish_time(g, grp, now, level, size, member_next, rtol):
             g.rerated[g.counts[N_RERATED]] = grp
             g.counts[N_RERATED] += 1
         g.finish_rate[grp] = rate
+        if g.open_pos[grp] >= 0:
+            g.open_rate[g.open_pos[grp]] = rate
         r = g.first_done[grp]
         remaining = level[r] - g.clock[grp]
         slack = rtol * size[r]
