@@ -90,11 +90,13 @@ def _check_parking(table: GroupTable) -> int:
     """Assert the parking books (module docstring of ``groups``) hold; return how many groups
     are parked. A parked group with an explicit rate still sends: its clock moves, and the
     earliest of such groups' finish times is ``parked_soonest``. Each group whose clock moves has
-    its ``done_at`` and rate beside it in ``open_done`` and ``open_rate``, which the loop reads."""
+    its ``done_at`` and rate beside it in ``open_done`` and ``open_rate``, and each live group
+    its explicit rate in ``live_given``, which the loop reads."""
     live = table.live_groups().tolist()
     parked = [grp for grp in live if table.blocked[grp] > 0]
     sending = set(live) - {grp for grp in parked if not table.alone[grp]}
     opened = table.opened[:table.counts[N_OPEN]]
+    np.testing.assert_array_equal(table.live_given[:len(live)], table.given[live])
     assert sorted(opened.tolist()) == sorted(sending)
     np.testing.assert_array_equal(table.open_done[:len(opened)], table.done_at[opened])
     np.testing.assert_array_equal(table.open_rate[:len(opened)], table.given[opened] + table.fill[opened])

@@ -285,18 +285,19 @@ def _allocate(c):
 
 @kernel
 def _sum_given(c):
-    """Explicit rates per port, summed afresh over the groups holding one; the classes on
-    a port whose sum changed see their room there as stale."""
+    """Explicit rates per port, summed afresh over the groups holding one, in the order of
+    ``live`` (their rates read in order from ``live_given``: most live groups hold none); the
+    classes on a port whose sum changed see their room there as stale."""
     g, before = c.g, c.s.before
     for p in range(len(c.given_port)):
         before[p], c.given_port[p] = c.given_port[p], 0.0
     for i in range(g.counts[N_LIVE]):
-        grp = g.live[i]
-        if g.given[grp] > 0:
-            for p in g.path[grp]:
+        given = g.live_given[i]
+        if given > 0:
+            for p in g.path[g.live[i]]:
                 if p < 0:
                     break
-                c.given_port[p] += g.given[grp]
+                c.given_port[p] += given
     c.loop[N_GIVEN_PORTS] = 0
     for p in range(len(c.given_port)):
         if c.given_port[p] != before[p]:

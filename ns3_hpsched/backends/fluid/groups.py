@@ -96,8 +96,8 @@ _GROUP_COLUMNS = {
     "fill": (np.float64, 0.0), "given": (np.float64, 0.0), "clock": (np.float64, 0.0),
     "first": (np.int64, -1), "first_done": (np.int64, -1), "finish_at": (np.float64, np.inf),
     "done_at": (np.float64, np.inf), "finish_rate": (np.float64, -1.0),
-    "live_pos": (np.int64, -1), "mark": (np.int64, 0), "live": (np.int64, -1), "unfrozen": (np.int64, -1),
-    "class_next": (np.int64, -1), "class_prev": (np.int64, -1), "blocked": (np.int64, 0),
+    "live_pos": (np.int64, -1), "mark": (np.int64, 0), "live": (np.int64, -1), "live_given": (np.float64, 0.0),
+    "unfrozen": (np.int64, -1), "class_next": (np.int64, -1), "class_prev": (np.int64, -1), "blocked": (np.int64, 0),
     "opened": (np.int64, -1), "open_pos": (np.int64, -1), "open_done": (np.float64, np.inf),
     "open_rate": (np.float64, -1.0), "rerated": (np.int64, -1), "is_rerated": (np.bool_, False),
     "step": (np.int64, -1), "load": (np.float64, 0.0), "freeze_next": (np.int64, -1),
@@ -122,6 +122,7 @@ class Groups(NamedTuple):
     live_pos: np.ndarray      #: position in ``live``
     mark: np.ndarray          #: the stamp of the last water-fill that froze the group
     live: np.ndarray
+    live_given: np.ndarray    #: ``given`` of the group at each position of ``live``
     unfrozen: np.ndarray      #: water-filling's list of the groups of a class not frozen yet
     class_next: np.ndarray    #: the per-class lists of open (not parked) groups
     class_prev: np.ndarray
@@ -326,6 +327,7 @@ def group_for(g, route_path, route, klass, alone, given):
     g.weight[grp], g.fill[grp], g.clock[grp] = 0, 0.0, 0.0
     g.first[grp], g.first_done[grp], g.finish_at[grp], g.done_at[grp] = -1, -1, np.inf, np.inf
     g.finish_rate[grp] = -1.0
+    g.live_given[g.counts[N_LIVE]] = given
     _set_add(g.live, g.live_pos, g.counts, N_LIVE, grp)
     if not alone:
         g.slot[key] = grp
@@ -522,6 +524,7 @@ def _free(g, grp):
         g.counts[PARKED_STALE] = 1
     if g.open_pos[grp] >= 0:
         _close(g, grp)
+    g.live_given[g.live_pos[grp]] = g.live_given[g.counts[N_LIVE] - 1]
     _set_remove(g.live, g.live_pos, g.counts, N_LIVE, grp)
     g.free[g.counts[N_FREE]] = grp
     g.counts[N_FREE] += 1
