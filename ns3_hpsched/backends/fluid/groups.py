@@ -41,12 +41,13 @@ that finished moving up, under policies that give each coflow a class) moves the
 whole (:func:`move_class`): its lists and weights swap places with the empty class's and
 its groups are relabelled, where moving its flows one by one costs a leave and a join each.
 
-Group numbers are reused once a group empties; the live ones are ``live[:counts[N_LIVE]]``,
-the ones whose clocks move (open, or parked with an explicit rate)
-``opened[:counts[N_OPEN]]``, each with its ``done_at`` and its rate beside it in ``open_done``
-and ``open_rate``: the loop looks for the groups due at each instant a flow finishes, and
-moves their clocks at each instant time moves, and reading those values in order costs less
-than reading each group's. Hop ``j`` of group ``g`` is port ``path[g, j]`` and entry
+Group numbers are reused once a group empties; the live ones are ``live[:counts[N_LIVE]]``
+(each with its explicit rate beside it in ``live_given``, which the per-port sums of
+explicit rates read in order), the ones whose clocks move (open, or parked with an
+explicit rate) ``opened[:counts[N_OPEN]]``, each with its ``done_at`` and its rate beside
+it in ``open_done`` and ``open_rate``: the loop looks for the groups due at each instant a
+flow finishes, and moves their clocks at each instant time moves, and reading those values
+in order costs less than reading each group's. Hop ``j`` of group ``g`` is port ``path[g, j]`` and entry
 ``g * width + j`` of the port lists (``width``: hops of the longest route). Each group
 keeps its own copy of its route's ports: live groups reuse low numbers, so water-filling
 reads their ports from a table the size of the active groups rather than from the route
