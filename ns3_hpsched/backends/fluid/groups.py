@@ -131,7 +131,7 @@ class Groups(NamedTuple):
     opened: np.ndarray        #: the groups whose clocks move: open ones, and parked ``alone`` ones
     open_pos: np.ndarray      #: position in ``opened`` (-1: parked without an explicit rate, or free)
     open_done: np.ndarray     #: ``done_at`` of the group at each position of ``opened``
-    open_rate: np.ndarray     #: and its ``finish_rate``, the rate its clock moves at
+    open_rate: np.ndarray     #: and the rate its clock moves at (``given + fill``, set with its finish times)
     rerated: np.ndarray       #: the groups whose rate changed since the coflow meter last looked
     is_rerated: np.ndarray    #: whether a group is in ``rerated``
     step: np.ndarray          #: the step of its class's last recorded fill that froze it (see :mod:`.waterfill`)
