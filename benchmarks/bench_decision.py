@@ -78,7 +78,7 @@ def measure(kind: str, name: str, profile: bool = False) -> dict:
     control = Control(backend, policy, view, flows)
     training = Training(w, backend, view, flows, control, RecordBook())
     policy.setup(w)
-    backend.on_flow_done = training.flow_done
+    backend.on_flows_done = training.flows_done
     result: dict = {}
     decide = control._decide
 

@@ -5,7 +5,7 @@ Measures, each in a fresh subprocess (ns-3's simulator is a process-wide singlet
 * traffic: 8 flows of 125 MB across pods of a k=4 fat-tree at 10 Gbps, TCP (NewReno,
   MTU 9000), once with all control in C++ (flows started from C++, no Python dispatcher)
   and once played by the driver from Python (workload, policy ``fair``, decisions, bulk
-  starts, ``on_flow_done`` reaching Python). Reports events per CPU second and CPU seconds per
+  starts, ``on_flows_done`` reaching Python). Reports events per CPU second and CPU seconds per
   simulated GB; the CPU ratio python/cpp is the cost of Python control (wall too, but the
   machine may be shared).
 * hadoop: about 8k small flows (sizes drawn from the Facebook Hadoop distribution,

@@ -49,7 +49,7 @@ class IdealBackend(Backend):
                                "bytes": size, "start_s": self._now, "finish_s": finish,
                                "fct_s": finish - self._now}
             self.log.append(("start", self._now, fid, int(batch.priority[i])))
-            self.at(finish, lambda fid=fid, finish=finish: self.on_flow_done(fid, finish))
+            self.at(finish, lambda fid=fid, finish=finish: self.on_flows_done(np.array([fid]), np.array([finish])))
 
     def set_priorities(self, flow_ids, priorities):
         self.log.append(("set_priorities", self._now, len(flow_ids)))

@@ -58,9 +58,7 @@ def test_live_coflows_answer_as_their_flows_do(coflows, data):
         for row, (_, _, b, frac) in zip(rows, spec):
             sent_by_id[row] = int(b * frac)
     finished = data.draw(st.sets(st.sampled_from(range(table.n))))
-    for fid in sorted(finished):
-        table.finish(fid)
-        view.coflows[int(table.coflow[fid])].flow_finished(fid)
+    table.finish(np.array(sorted(finished), dtype=np.int64))
     table.new_decision()
     ids = []
     for c in view.coflows.values():
@@ -76,6 +74,29 @@ def test_live_coflows_answer_as_their_flows_do(coflows, data):
     assert view.flow_ids().tolist() == ids
 
 
+@settings(max_examples=60, deadline=None)
+@given(coflows_strategy, st.data())
+def test_flows_finishing_in_batches_name_each_coflow_once_at_its_last_flow(coflows, data):
+    """Flows finishing in batches, in any order: each batch names the position of every
+    coflow's last flow in it that leaves the coflow with no unfinished flow, once, in
+    order (the oracle: each coflow's flows, checked off one by one)."""
+    table = FlowTable(TOPO, lambda ids: np.zeros(len(ids), dtype=np.int64))
+    members = {}
+    for cid, spec in enumerate(coflows):
+        members[cid] = set(table.release([Flow(s, (s + d) % 16, b) for s, d, b, _ in spec],
+                                         coflow=cid, job=cid, cojob=cid, stage=0))
+    order = data.draw(st.permutations(range(table.n)))
+    cuts = sorted(data.draw(st.sets(st.integers(1, table.n - 1))) if table.n > 1 else set())
+    finished: set[int] = set()
+    for batch in np.split(np.array(order, dtype=np.int64), cuts):
+        ends = table.finish(batch)
+        finished |= set(batch.tolist())
+        coflow_of = [int(table.coflow[f]) for f in batch.tolist()]
+        expected = [i for i, c in enumerate(coflow_of) if c not in coflow_of[i + 1:] and members[c] <= finished]
+        assert ends.tolist() == expected
+    assert not table.open[:table.n].any() and (table.sent[:table.n] == table.size[:table.n]).all()
+
+
 def test_the_first_coflow_asked_what_it_sent_is_read_alone_a_second_reads_all():
     """FIFO-LM asks one coflow of many how much it sent: the backend is asked for that
     coflow's unfinished, started flows only. A policy asking a second coflow (Aalo asks
@@ -88,8 +109,7 @@ def test_the_first_coflow_asked_what_it_sent_is_read_alone_a_second_reads_all():
         coflows.append(LiveCoflow(table, rows, cid, cid, cid, 0, 0, 0, 0.0))
         table.klass[rows.start:rows.stop] = 0              # started
     table.klass[7] = -1                                    # coflow 1's last flow not started yet
-    table.finish(4)                                        # and its first finished
-    coflows[1].flow_finished(4)
+    table.finish(np.array([4]))                            # and its first finished
     table.new_decision()
     assert coflows[1].sent_bytes == 1000 + 10 * (5 + 6)    # finished: its size; unstarted: nothing
     assert coflows[1].sent_bytes == 1000 + 10 * (5 + 6)

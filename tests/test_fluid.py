@@ -11,13 +11,14 @@ from ns3_hpsched.errors import ConfigError
 from ns3_hpsched.sched.allocator import max_min_allocate
 from ns3_hpsched.topology import big_switch, dumbbell, fat_tree
 
+from .listen import each_flow, finish_times
+
 C = 8e9  # bits/s: one byte per nanosecond, so bytes / (C/8) is easy to read
 
 
 def _run(backend, flows, at=()):
     """Start ``flows`` at time 0 (and ``at``: (time, fn) pairs), run, return {flow_id: finish_s}."""
-    done = {}
-    backend.on_flow_done = lambda fid, t: done.setdefault(fid, t)
+    done = finish_times(backend)
     for time_s, fn in at:
         backend.at(time_s, fn)
     for flow in flows:
@@ -266,7 +267,7 @@ def _callbacks(may_lag, latency):
     backend = FluidBackend(fat_tree(4, rate_bps=C), n_classes=3, latency=latency)
     backend.flow_done_may_lag = may_lag
     log = []
-    backend.on_flow_done = lambda fid, t: log.append(("done", fid, t, backend.now()))
+    backend.on_flows_done = each_flow(lambda fid, t: log.append(("done", fid, t, backend.now())))
     _schedule_random_flows(backend, np.random.default_rng(5), 80, log)
     backend.run()
     return log, backend.flows_table()

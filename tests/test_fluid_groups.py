@@ -15,6 +15,8 @@ from ns3_hpsched.backends.fluid.waterfill import RESIDUAL_RTOL
 from ns3_hpsched.sched.allocator import max_min_allocate
 from ns3_hpsched.topology import big_switch, fat_tree
 
+from .listen import each_flow, finish_times
+
 
 def _listed(table: GroupTable, port: int, klass: int) -> set[int]:
     """The groups whose hops the (port, class) list holds."""
@@ -67,8 +69,7 @@ def test_as_many_groups_as_flows_not_done_carry_every_flow_on_its_own_route():
     topo = big_switch(n, rate_bps=C)
     backend = FluidBackend(topo, n_classes=1, latency=False)
     flows = [FlowStart(i * k + j, i, (i + 1 + j) % n, S, 0) for i in range(n) for j in range(k)]
-    done = {}
-    backend.on_flow_done = lambda fid, t: done.setdefault(fid, t)
+    done = finish_times(backend)
     backend.start_flows(FlowBatch.of(flows, topo))
     assert len(backend._groups.route) == n * k
     backend.run()
@@ -153,8 +154,7 @@ def test_a_starved_group_is_parked_and_unparked_when_its_port_frees():
     backend = FluidBackend(big_switch(3, rate_bps=C), n_classes=2, latency=False)
     seen = []
     backend.on_allocate = lambda alloc: seen.append((alloc.time_s, _check_parking(backend._groups)))
-    done = {}
-    backend.on_flow_done = lambda fid, t: done.setdefault(fid, t)
+    done = finish_times(backend)
     backend.start_flow(FlowStart(0, 0, 1, S, 0))
     backend.start_flow(FlowStart(1, 0, 2, S, 1))
     backend.run()
@@ -258,7 +258,7 @@ def test_coflow_orders_moving_whole_classes_keep_the_books_and_the_allocators_ra
             paths[fid] = topo.flow_path(fid, int(src), int(dst))
         backend.at(float(rng.uniform(0, 3e-3)), lambda k=k: arrive(k))
     backend.on_allocate = check
-    backend.on_flow_done = flow_done
+    backend.on_flows_done = each_flow(flow_done)
     backend.run()
     assert done == set(paths)
     assert backend._groups.counts[N_CLASS_MOVES] > 20 and max(parked_given) > 0
@@ -296,7 +296,7 @@ def test_a_class_moved_whole_is_relabelled_whether_walked_or_scanned(background,
                                    topo.port_capacity_bps)
         np.testing.assert_allclose(alloc.rates_bps, scratch, rtol=1e-9, atol=1e-3)
 
-    backend.on_flow_done = move_up
+    backend.on_flows_done = each_flow(move_up)
     backend.on_allocate = check
     for flow in flows:
         backend.start_flow(flow)

@@ -9,6 +9,8 @@ from ns3_hpsched.topology import fat_tree
 from ns3_hpsched.transports import RdmaTransport, TcpTransport, delivery_s, make_transport
 from ns3_hpsched.transports.base import queue_wait_s
 
+from .listen import finish_times
+
 C = 100e9
 TOPO = fat_tree(8, rate_bps=C)  # hosts 0..3 under one edge switch
 
@@ -16,8 +18,7 @@ TOPO = fat_tree(8, rate_bps=C)  # hosts 0..3 under one edge switch
 def _fcts(transport, flows):
     """FCT of each ``(start_s, FlowStart)`` on the fluid backend, by flow id."""
     backend = FluidBackend(TOPO, transport=transport)
-    done = {}
-    backend.on_flow_done = lambda fid, t: done.setdefault(fid, t)
+    done = finish_times(backend)
     for start_s, flow in flows:
         backend.at(start_s, lambda flow=flow: backend.start_flow(flow))
     backend.run()
@@ -34,8 +35,7 @@ def test_a_lone_flow_waits_for_no_queue(kind, size):
     paths = []
     start = backend.start_flows
     backend.start_flows = lambda batch: (paths.append(batch), start(batch))[1]
-    done = {}
-    backend.on_flow_done = lambda fid, t: done.setdefault(fid, t)
+    done = finish_times(backend)
     backend.start_flow(FlowStart(7, 0, 127, size))
     backend.run()
     batch = paths[0]

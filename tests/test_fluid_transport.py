@@ -13,12 +13,13 @@ from ns3_hpsched.topology import fat_tree
 from ns3_hpsched.topology.ideal import standalone_fct_s
 from ns3_hpsched.transports import RdmaTransport, TcpTransport, Transport
 
+from .listen import finish_times
+
 
 def _lone_fct(transport: str | Transport, topo, size: int) -> float:
     """FCT of one flow from host 0 to host 127 (another pod) alone on ``topo``."""
     backend = FluidBackend(topo, transport=transport)
-    done = {}
-    backend.on_flow_done = lambda fid, t: done.setdefault(fid, t)
+    done = finish_times(backend)
     backend.start_flow(FlowStart(7, 0, 127, size))
     backend.run()
     return done[7]

@@ -9,6 +9,8 @@ from ns3_hpsched.backends.base import FlowStart
 from ns3_hpsched.topology import fat_tree, flow_hash
 from ns3_hpsched.topology.ecmp import FiveTuple
 
+from .listen import each_flow
+
 pytestmark = pytest.mark.packet
 
 
@@ -61,7 +63,7 @@ def test_each_flow_takes_exactly_its_topology_path(lib):
         if i < len(pairs):
             backend.start_flow(FlowStart(i, *pairs[i], size))
 
-    backend.on_flow_done = next_flow
+    backend.on_flows_done = each_flow(next_flow)
     next_flow()
     backend.run()
     assert len(deltas) == len(pairs)

@@ -21,11 +21,12 @@ from ..errors import ConfigError
 from ..topology import Topology, flow_ports
 from ..topology.paths import take_paths
 
-__all__ = ["Backend", "FlowBatch", "FlowStart", "RunStats", "FlowDoneFn", "ThresholdFn"]
+__all__ = ["Backend", "FlowBatch", "FlowStart", "RunStats", "FlowsDoneFn", "ThresholdFn"]
 
-#: ``on_flow_done(flow_id, finish_s)``: called once when the last byte of a flow is delivered
-#: (``None``: nobody listens, and a backend may skip the notifications).
-FlowDoneFn = Callable[[int, float], None]
+#: ``on_flows_done(flow_ids, finish_s)``: flows delivered their last bytes at ``finish_s``
+#: (an int64 and a float64 array, in order of finish time; each flow is reported once).
+#: ``None``: nobody listens, and a backend may skip the notifications.
+FlowsDoneFn = Callable[[np.ndarray, np.ndarray], None]
 #: ``on_threshold(coflow_id)``: called once when a watched coflow's sent bytes reach its threshold.
 ThresholdFn = Callable[[int], None]
 
@@ -114,16 +115,19 @@ class RunStats:
 class Backend(ABC):
     """A network simulator driven by events.
 
-    Subclasses set :attr:`name`. Callbacks given to :meth:`at`, ``on_flow_done`` and
+    Subclasses set :attr:`name`. Callbacks given to :meth:`at`, ``on_flows_done`` and
     ``on_threshold`` run inside the simulation at the simulated time they concern; an
     exception raised in one stops the run and propagates out of :meth:`run`.
     Events at equal times run in the order they were scheduled.
 
+    Completions come in batches, so Python does not run once per flow: one
+    ``on_flows_done`` call reports the flows that finished at one instant (the fluid
+    backend) or one flow (the packet backend, where every delivery is an event of its own).
     A listener that acts only when a coflow's last flow finishes may set
-    :attr:`flow_done_may_lag`: then ``on_flow_done`` for a flow that leaves its coflow
-    unfinished may come with :meth:`now` past ``finish_s``, still in time order with every
-    other callback (the fluid backend then returns to Python once per coflow, not per
-    instant a flow finishes).
+    :attr:`flow_done_may_lag`: then a flow that leaves its coflow unfinished may be
+    reported with :meth:`now` past its ``finish_s``, in one batch with the flows that
+    finished up to the next event, still in time order with every other callback (the
+    fluid backend then returns to Python once per coflow, not per instant a flow finishes).
     """
 
     name: str = "backend"
@@ -134,7 +138,7 @@ class Backend(ABC):
         self.topology = topology
         self.n_classes = n_classes
         self.seed = seed
-        self.on_flow_done: FlowDoneFn | None = lambda flow_id, finish_s: None
+        self.on_flows_done: FlowsDoneFn | None = lambda flow_ids, finish_s: None
         self.flow_done_may_lag = False
         self.on_threshold: ThresholdFn = lambda coflow_id: None
 

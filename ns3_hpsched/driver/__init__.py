@@ -46,8 +46,8 @@ def play(workload: Workload, backend: Backend, policy: Policy, *,
         Delay between a trigger and the new classes taking effect at the senders
         (see :class:`~.control.Control`).
     progress:
-        ``None`` or ``progress(now_s, flows_done)``, called after every flow completion
-        (the caller throttles; :meth:`Workload.n_flows` gives the total).
+        ``None`` or ``progress(now_s, flows_done)``, called after every batch of flow
+        completions (the caller throttles; :meth:`Workload.n_flows` gives the total).
 
     Workloads of lone coflows under a policy that keeps them all in one class (fair;
     pinned without distinct classes) and no control delay are played open loop
@@ -62,7 +62,7 @@ def play(workload: Workload, backend: Backend, policy: Policy, *,
     control = Control(backend, policy, view, flows, control_delay_s)
     book = RecordBook()
     training = Training(workload, backend, view, flows, control, book, progress)
-    backend.on_flow_done = training.flow_done
+    backend.on_flows_done = training.flows_done
     backend.flow_done_may_lag = True  # a flow acts (stage, phase, decision) only when its coflow ends
     backend.on_threshold = lambda coflow_id: control.trigger()
     training.schedule_arrivals()

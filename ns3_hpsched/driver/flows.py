@@ -57,9 +57,14 @@ class FlowTable:
         self._sent_stamp = -1     # the decision that read every unfinished flow's bytes
         self._alone_stamp = -1    # the decision that read one coflow's alone
         self._alone = range(0)    # and that coflow's rows
+        self._unfinished = np.zeros(64, dtype=np.int64)  # unfinished flows, by coflow id
 
-    def release(self, flows: Sequence[Flow], coflow: int, job: int, cojob: int, stage: int) -> range:
+    def release(self, flows: Sequence[Flow], coflow: int | np.ndarray, job: int | np.ndarray,
+                cojob: int | np.ndarray, stage: int) -> range:
         """Add one coflow's flows (not started yet); return their rows (= flow ids).
+
+        ``coflow``, ``job`` and ``cojob`` are the coflow's, or one per flow (the open-loop
+        play releases every coflow at once).
 
         Five-tuple ports and paths come in one step for the whole coflow
         (:func:`~ns3_hpsched.topology.flow_ports`, :meth:`RouteTable.paths`).
@@ -79,7 +84,19 @@ class FlowTable:
         self.path_offsets[first + 1:first + n + 1] = start + offsets[1:]
         self.path_ports[start:start + len(ports)] = ports
         self.n += n
+        self._count_unfinished(self.coflow[rows])
         return range(first, first + n)
+
+    def _count_unfinished(self, coflows: np.ndarray) -> None:
+        """Count new unfinished flows of ``coflows`` (one coflow id per flow)."""
+        if not len(coflows):
+            return
+        top = int(coflows.max()) + 1
+        if top > len(self._unfinished):
+            grown = np.zeros(max(top, 2 * len(self._unfinished)), dtype=np.int64)
+            grown[:len(self._unfinished)] = self._unfinished
+            self._unfinished = grown
+        np.add.at(self._unfinished, coflows, 1)
 
     def batch(self, rows: range, priority: np.ndarray) -> FlowBatch:
         """The flows of ``rows`` as a :class:`FlowBatch` in classes ``priority``."""
@@ -90,10 +107,19 @@ class FlowTable:
                          self.coflow[s].copy(), self.sport[s].copy(), self.dport[s].copy(),
                          offsets - offsets[0], self.path_ports[offsets[0]:offsets[-1]].copy())
 
-    def finish(self, flow_id: int) -> None:
-        """Mark a flow finished: all its bytes are sent."""
-        self.open[flow_id] = False
-        self.sent[flow_id] = self.size[flow_id]
+    def finish(self, flow_ids: np.ndarray) -> np.ndarray:
+        """Mark flows finished (all their bytes sent), each once, in the order they finished.
+
+        Returns the positions in ``flow_ids`` of the flows that finished their coflow (left
+        none of its flows unfinished), increasing: one per coflow that ended.
+        """
+        self.open[flow_ids] = False
+        self.sent[flow_ids] = self.size[flow_ids]
+        coflows = self.coflow[flow_ids]
+        np.subtract.at(self._unfinished, coflows, 1)
+        _, from_end = np.unique(coflows[::-1], return_index=True)
+        last = np.sort(len(coflows) - 1 - from_end)   # each coflow's last flow among these
+        return last[self._unfinished[coflows[last]] == 0]
 
     def is_open(self, flow_id: int) -> bool:
         """Whether ``flow_id`` was released and has not finished."""
@@ -188,13 +214,13 @@ class LiveCoflow(CoflowState):
     demand; per decision, its remaining bytes per port are one ``bincount`` over its hops.
     """
 
-    __slots__ = ("rows", "_open_flows", "_table", "_ports", "_hop_port", "_hop_row", "_cache")
+    __slots__ = ("rows", "_table", "_ports", "_hop_port", "_hop_row", "_cache")
 
     def __init__(self, table: FlowTable, rows: range, coflow_id: int, job: int, cojob: int, stage: int,
                  iteration: int, phase: int, release_s: float) -> None:
         super().__init__(coflow_id, job, cojob, stage, iteration, phase, release_s,
                          int(table.size[rows.start:rows.stop].sum()))
-        self.rows, self._open_flows, self._table = rows, len(rows), table
+        self.rows, self._table = rows, table
         self._ports = self._hop_port = self._hop_row = None  # found on the first demand asked
         self._cache: dict[str, tuple[int, object]] = {}
 
@@ -222,15 +248,6 @@ class LiveCoflow(CoflowState):
     def flow_id_array(self) -> np.ndarray:
         """Ids of the unfinished flows, increasing, as the table's rows (int64)."""
         return self._open_rows()
-
-    @property
-    def open_flows(self) -> int:
-        """Number of unfinished flows."""
-        return self._open_flows
-
-    def flow_finished(self, flow_id: int) -> None:
-        """One of the coflow's flows finished (the table has been told): O(1), whatever the width."""
-        self._open_flows -= 1
 
     def _open_rows(self) -> np.ndarray:
         """Rows of the unfinished flows, increasing, from the table's ``open`` column."""

@@ -65,7 +65,7 @@ def play_open_loop(workload: Workload, backend: Backend, *, progress: ProgressFn
     flows.klass[:flows.n] = 0
     arrival_s = np.array([c.arrival_s for c in cojobs], dtype=np.float64)
     backend.start_flows_at(flows.batch(rows, np.zeros(len(rows), dtype=np.int64)), per_flow(arrival_s))
-    backend.on_flow_done = None if progress is None else _counter(progress)
+    backend.on_flows_done = None if progress is None else _counter(progress)
     release_s = np.full(len(cojobs), np.nan)
     for i in np.flatnonzero(width == 0).tolist():  # no flows: released and ended at the arrival
         backend.at(arrival_s[i], lambda i=i: release_s.__setitem__(i, backend.now()))
@@ -86,15 +86,15 @@ def play_open_loop(workload: Workload, backend: Backend, *, progress: ProgressFn
 
 
 def _counter(progress: ProgressFn):
-    """An ``on_flow_done`` that counts completions for ``progress``."""
+    """An ``on_flows_done`` that counts completions for ``progress``."""
     done = 0
 
-    def flow_done(flow_id: int, finish_s: float) -> None:
+    def flows_done(flow_ids: np.ndarray, finish_s: np.ndarray) -> None:
         nonlocal done
-        done += 1
-        progress(finish_s, done)
+        done += len(flow_ids)
+        progress(float(finish_s[-1]), done)
 
-    return flow_done
+    return flows_done
 
 
 def _coflows(cojobs, release_s, finish_s, flows, width) -> pd.DataFrame:

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..backends.base import Backend
 from ..sched.view import JobState, StageState, View
 from ..workload.spec import Cojob, Job, Workload
@@ -27,7 +29,7 @@ from .records import RecordBook
 
 __all__ = ["Training", "ProgressFn"]
 
-#: ``progress(now_s, flows_done)``: called after every flow completion.
+#: ``progress(now_s, flows_done)``: called after every batch of flow completions.
 ProgressFn = Callable[[float, int], None]
 
 
@@ -125,18 +127,22 @@ class Training:
         state.coflows = (*state.coflows, coflow_id)
         self.control.released(coflow)
 
-    def flow_done(self, flow_id: int, finish_s: float) -> None:
-        """The backend's ``on_flow_done``: a flow delivered its last byte at ``finish_s``."""
-        coflow_id = int(self.flows.coflow[flow_id])
-        self.flows.finish(flow_id)
-        run, coflow = self._coflows[coflow_id]
-        coflow.flow_finished(flow_id)
-        self._flows_done += 1
+    def flows_done(self, flow_ids: np.ndarray, finish_s: np.ndarray) -> None:
+        """The backend's ``on_flows_done``: flows delivered their last bytes at ``finish_s``.
+
+        The flow table takes them all in one step; Python runs once per coflow they finish
+        (in the order of their last flows), never once per flow.
+        """
+        last = self.flows.finish(flow_ids)
+        self._flows_done += len(flow_ids)
         if self.progress is not None:
-            self.progress(finish_s, self._flows_done)
-        if coflow.open_flows:
-            return
-        del self._coflows[coflow_id], self.view.coflows[coflow_id]
+            self.progress(float(finish_s[-1]), self._flows_done)
+        for i in last.tolist():
+            self._coflow_done(int(self.flows.coflow[flow_ids[i]]), float(finish_s[i]))
+
+    def _coflow_done(self, coflow_id: int, finish_s: float) -> None:
+        run, coflow = self._coflows.pop(coflow_id)
+        del self.view.coflows[coflow_id]
         run.state.coflows = tuple(c for c in run.state.coflows if c != coflow_id)
         self._record_coflow(coflow, finish_s)
         self.control.trigger()

@@ -252,7 +252,7 @@ class FluidBackend(Backend):
         notifications.
         """
         wall = time.perf_counter()
-        notify = (core.NOTIFY_NONE if self.on_flow_done is None
+        notify = (core.NOTIFY_NONE if self.on_flows_done is None
                   else core.NOTIFY_LAST if self.flow_done_may_lag else core.NOTIFY_EACH)
         while True:
             if self._queue.next_time() <= self.now():
@@ -341,17 +341,17 @@ class FluidBackend(Backend):
         """
         f = self._flows
         recs = f.done[:self._loop[core.N_DONE]]
-        if self.on_flow_done is not None and len(recs):
+        if self.on_flows_done is not None and len(recs):
             order = np.argsort(f.finish_s[recs], kind="stable")
             ids, finish_s = f.flow_id[recs][order], f.finish_s[recs][order]
             past = int(np.searchsorted(finish_s, self.now()))
             if past:
-                self._queue.push(float(finish_s[0]), self._flows_done, ids[:past].tolist(), finish_s[:past].tolist())
+                self._queue.push(float(finish_s[0]), self._flows_done, ids[:past], finish_s[:past])
             times, first = np.unique(finish_s[past:], return_index=True)
             bounds = [*(first + past).tolist(), len(ids)]
             for k, time_s in enumerate(times.tolist()):
-                n = bounds[k + 1] - bounds[k]
-                self._queue.push(time_s, self._flows_done, ids[bounds[k]:bounds[k + 1]].tolist(), [time_s] * n)
+                batch = slice(bounds[k], bounds[k + 1])
+                self._queue.push(time_s, self._flows_done, ids[batch], finish_s[batch])
         crossed = self._coflows.crossed[:self._loop[core.N_CROSSED]]
         for coflow_id in self._coflows.ids(crossed):
             self._queue.push(self.now(), self._threshold_crossed, coflow_id)
@@ -368,15 +368,14 @@ class FluidBackend(Backend):
             rate[path[path >= 0], g.klass[k]] += g.given[k]
         return Allocation(self.now(), f.flow_id[recs], f.klass[recs], g.given[grp] + g.fill[grp], rate)
 
-    def _flows_done(self, flow_ids: list[int], finish_s: list[float]) -> None:
-        """Flows delivered their last bytes: ``on_flow_done`` for each, in order.
+    def _flows_done(self, flow_ids: np.ndarray, finish_s: np.ndarray) -> None:
+        """Flows delivered their last bytes: one ``on_flows_done`` call for all of them.
 
         One event stands for one completion per flow (as if each had its own event, in
         the order they were scheduled: nothing else was scheduled between them).
         """
         self._events += len(flow_ids) - 1
-        for flow_id, time_s in zip(flow_ids, finish_s):
-            self.on_flow_done(flow_id, time_s)
+        self.on_flows_done(flow_ids, finish_s)
 
     def _threshold_crossed(self, coflow_id: int) -> None:
         self.on_threshold(coflow_id)

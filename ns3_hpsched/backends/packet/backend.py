@@ -25,7 +25,7 @@ from .network import realise
 __all__ = ["PacketBackend"]
 
 _FLOW_DONE, _THRESHOLD, _CALL = 0, 1, 2
-_KIND_NAME = {_FLOW_DONE: "on_flow_done", _THRESHOLD: "on_threshold", _CALL: "at"}
+_KIND_NAME = {_FLOW_DONE: "on_flows_done", _THRESHOLD: "on_threshold", _CALL: "at"}
 
 #: The backend that owns this process's ns-3 simulator.
 _current: PacketBackend | None = None
@@ -271,8 +271,8 @@ class PacketBackend(Backend):
             return
         try:
             if kind == _FLOW_DONE:
-                if self.on_flow_done is not None:
-                    self.on_flow_done(ident, time_s)
+                if self.on_flows_done is not None:  # each delivery is an event of its own: batches of one
+                    self.on_flows_done(np.array([ident], dtype=np.int64), np.array([time_s]))
             elif kind == _THRESHOLD:
                 self.on_threshold(ident)
             else:
