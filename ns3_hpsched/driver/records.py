@@ -90,8 +90,9 @@ def flows_table(backend: Backend, flows: FlowTable) -> pd.DataFrame:
     n = flows.n
     info = pd.DataFrame({"flow_id": np.arange(n, dtype=np.int64), "coflow_id": flows.coflow[:n],
                          "job": flows.job[:n], "cojob": flows.cojob[:n], "stage": flows.stage[:n]})
-    merged = info.merge(backend.flows_table(), on="flow_id", how="left", validate="one_to_one")
-    merged = merged.sort_values("flow_id", ignore_index=True)  # row i is flow i again
+    # row i is flow i; a flow the backend did not finish gets NaN (reindex refuses repeated ids)
+    done = backend.flows_table().set_index("flow_id").reindex(info["flow_id"])
+    merged = pd.concat([info, done.reset_index(drop=True)], axis=1)
     ideal = path_fct_s(flows.topology, flows.path_offsets[:n + 1], flows.path_ports[:flows.path_offsets[n]],
                        flows.size[:n])
     return merged.assign(sport=flows.sport[:n], dport=flows.dport[:n], standalone_fct_s=ideal)
