@@ -261,6 +261,23 @@ def test_at_runs_equal_times_in_scheduling_order():
     assert (stats.end_s, stats.events) == (1.0, 5)
 
 
+def test_flows_finishing_at_one_instant_are_heard_in_one_call():
+    """Four equal flows on disjoint host pairs of a big switch finish together, at
+    size*8/C (each alone on its ports), and a fifth, twice as large, at twice that: the
+    listener is called once per instant, with every flow of it, in flow order."""
+    backend = FluidBackend(big_switch(10, rate_bps=C), latency=False)
+    calls = []
+    backend.on_flows_done = lambda ids, t: calls.append((ids.tolist(), t.tolist(), backend.now()))
+    for fid in range(4):
+        backend.start_flow(FlowStart(fid, 2 * fid, 2 * fid + 1, 1_000_000))
+    backend.start_flow(FlowStart(4, 8, 9, 2_000_000))
+    backend.run()
+    first, second = 1e6 * 8 / C, 2e6 * 8 / C
+    assert [(ids, now) for ids, _, now in calls] == [([0, 1, 2, 3], pytest.approx(first, rel=1e-12)),
+                                                     ([4], pytest.approx(second, rel=1e-12))]
+    assert calls[0][1] == [calls[0][2]] * 4 and calls[1][1] == [calls[1][2]]
+
+
 def _callbacks(may_lag, latency):
     """Every callback of a random run (:func:`_schedule_random_flows`), in the order they
     ran: (what, id, the time it concerns, ``now()`` when it ran); and the flows table."""
