@@ -42,12 +42,12 @@ if not CDF.exists():
     CDF = Path("/work/shared/data/fb_hadoop_cdf.txt")
 
 
-def flows(topo):
+def flows(topo, flow_bytes: int):
     """Flow i: host i -> host i + n/2 (pods 0-1 to pods 2-3)."""
-    return [(i, i, i + topo.n_hosts // 2, FLOW_BYTES) for i in range(N_FLOWS)]
+    return [(i, i, i + topo.n_hosts // 2, flow_bytes) for i in range(N_FLOWS)]
 
 
-def traffic_cpp() -> dict:
+def traffic_cpp(flow_bytes: int = FLOW_BYTES) -> dict:
     """All control in C++: flows registered and started by C++, no Python callbacks."""
     from ns3_hpsched.backends.packet import load
     from ns3_hpsched.backends.packet.network import realise
@@ -60,9 +60,9 @@ def traffic_cpp() -> dict:
     fabric = realise(lib.cpp, topo, transport, n_bands=8, device_queue_packets=1)
     session = lib.cpp.Session()
     starter = transport.create_flows(lib.cpp, fabric, session)
-    for flow_id, src, dst, size in flows(topo):
+    for flow_id, src, dst, size in flows(topo, flow_bytes):  # opened ahead, as the driver opens an open-loop workload's
         ft = flow_five_tuple(flow_id, src, dst)
-        starter.StartFlow(0.0, flow_id, src, dst, size, 0, -1, ft.sport, ft.dport)
+        starter.StartFlow(0.0, True, flow_id, src, dst, size, 0, -1, ft.sport, ft.dport)
     cpu, started = time.process_time(), time.perf_counter()
     lib.ns.Simulator.Run()
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -70,7 +70,7 @@ def traffic_cpp() -> dict:
             "end_s": lib.ns.Simulator.Now().GetSeconds(), "flows_done": int(session.NFlows())}
 
 
-def traffic_python() -> dict:
+def traffic_python(flow_bytes: int = FLOW_BYTES) -> dict:
     """Driven from Python: the driver plays the flows as a workload (policy ``fair``)."""
     from ns3_hpsched.backends.packet import PacketBackend
     from ns3_hpsched.driver import play
@@ -80,8 +80,8 @@ def traffic_python() -> dict:
 
     topo = fat_tree(4)
     backend = PacketBackend(topo, transport=TRANSPORT)
-    workload = flow_list_workload([{"src": src, "dst": dst, "bytes": size} for _, src, dst, size in flows(topo)],
-                                  topo.n_hosts)
+    workload = flow_list_workload([{"src": src, "dst": dst, "bytes": size}
+                                   for _, src, dst, size in flows(topo, flow_bytes)], topo.n_hosts)
     cpu, started = time.process_time(), time.perf_counter()
     records = play(workload, backend, make_policy("fair"))
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -164,9 +164,10 @@ WORKERS = {"traffic-cpp": traffic_cpp, "traffic-python": traffic_python,
            **{f"build-{k}": (lambda k=k: build(k)) for k in (4, 8, 16)}}
 
 
-def in_subprocess(worker: str) -> dict:
-    """Run one worker in a fresh interpreter and return its JSON result."""
-    out = subprocess.run([sys.executable, __file__, "--worker", worker], check=True,
+def in_subprocess(worker: str, *args: int) -> dict:
+    """Run one worker (with integer arguments, e.g. a traffic worker's flow bytes) in a fresh
+    interpreter and return its JSON result."""
+    out = subprocess.run([sys.executable, __file__, "--worker", worker, *map(str, args)], check=True,
                          capture_output=True, text=True, cwd=ROOT).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -203,11 +204,11 @@ def main(part: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+    if len(sys.argv) >= 3 and sys.argv[1] == "--worker":
         from ns3_hpsched.backends.packet.loader import quiet_stderr
 
         with quiet_stderr():
-            result = WORKERS[sys.argv[2]]()
+            result = WORKERS[sys.argv[2]](*map(int, sys.argv[3:]))
         print(json.dumps(result))
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else "all")
