@@ -89,14 +89,9 @@ class FlowTable:
 
     def _count_unfinished(self, coflows: np.ndarray) -> None:
         """Count new unfinished flows of ``coflows`` (one coflow id per flow)."""
-        if not len(coflows):
-            return
-        top = int(coflows.max()) + 1
-        if top > len(self._unfinished):
-            grown = np.zeros(max(top, 2 * len(self._unfinished)), dtype=np.int64)
-            grown[:len(self._unfinished)] = self._unfinished
-            self._unfinished = grown
-        np.add.at(self._unfinished, coflows, 1)
+        if len(coflows):
+            self._unfinished = _grown(self._unfinished, int(coflows.max()) + 1)
+            np.add.at(self._unfinished, coflows, 1)
 
     def batch(self, rows: range, priority: np.ndarray) -> FlowBatch:
         """The flows of ``rows`` as a :class:`FlowBatch` in classes ``priority``."""
@@ -182,17 +177,19 @@ class FlowTable:
 
     def _reserve(self, rows: int, hops: int) -> None:
         """Grow the columns to hold ``rows`` flows and ``hops`` path entries."""
-        size = len(self.open)
-        if rows > size:
-            size = max(rows, 2 * size)
+        if rows > len(self.open):
+            size = max(rows, 2 * len(self.open))  # every column the same length
             for name in _COLUMNS:
-                column = getattr(self, name)
-                setattr(self, name, np.concatenate([column, np.zeros(size - len(column), dtype=column.dtype)]))
-            self.path_offsets = np.concatenate([self.path_offsets, np.zeros(size + 1 - len(self.path_offsets),
-                                                                            dtype=np.int64)])
-        if hops > len(self.path_ports):
-            self.path_ports = np.concatenate([self.path_ports, np.zeros(max(hops, 2 * len(self.path_ports))
-                                                                        - len(self.path_ports), dtype=np.int64)])
+                setattr(self, name, _grown(getattr(self, name), size))
+            self.path_offsets = _grown(self.path_offsets, size + 1)
+        self.path_ports = _grown(self.path_ports, hops)
+
+
+def _grown(column: np.ndarray, n: int) -> np.ndarray:
+    """``column`` if it has ``n`` entries, else it zero-padded to ``max(n, twice its length)``."""
+    if n <= len(column):
+        return column
+    return np.concatenate([column, np.zeros(max(n, 2 * len(column)) - len(column), dtype=column.dtype)])
 
 
 def flow_columns(flows: Sequence[Flow]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
